@@ -1,0 +1,24 @@
+// gradkit's own calls, beside the CANN API: platform profile and library facts.
+#ifndef GRADKIT_GRADKIT_H_
+#define GRADKIT_GRADKIT_H_
+
+#include "acl/acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Chooses the emulated SoC ("Ascend950", "Ascend910B", "Ascend910_93") before aclInit; overrides GRADKIT_SOC.
+ * Returns ACL_ERROR_INVALID_PARAM for another name and ACL_ERROR_REPEAT_INITIALIZE after aclInit.
+ */
+ACL_FUNC_VISIBILITY aclError gradkitSetSoc(const char* socName);
+
+/** The library version, "major.minor.patch". */
+ACL_FUNC_VISIBILITY const char* gradkitVersion(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // GRADKIT_GRADKIT_H_

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# gradkit's entry point.
+#   ./run.sh verify [ARGS]  install missing Debian packages, build Release into build/, run `gradkit verify ARGS`
+#   ./run.sh test           install, build, run the whole test suite (GoogleTest via ctest, pytest, sanitizer build)
+#   ./run.sh bench [ARGS]   install, build, run `gradkit bench ARGS`
+#   ./run.sh build          install and build only
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(cmake ninja-build g++ pkg-config ccache libhwy-dev libdnnl-dev nlohmann-json3-dev libcli11-dev
+          libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch)
+
+install_packages() {
+  local missing=()
+  for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  if ((${#missing[@]})); then
+    echo "run.sh: installing ${missing[*]}"
+    local sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+build() {  # build DIR [cmake args...]
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRADKIT_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" --parallel "$(nproc)"
+}
+
+command=${1:-}
+[[ $# -gt 0 ]] && shift
+case "$command" in
+  verify)
+    install_packages
+    build build
+    exec build/bin/gradkit verify "$@"
+    ;;
+  bench)
+    install_packages
+    build build
+    exec build/bin/gradkit bench "$@"
+    ;;
+  build)
+    install_packages
+    build build
+    ;;
+  test)
+    install_packages
+    build build
+    ctest --test-dir build --output-on-failure --parallel "$(nproc)"
+    # The same GoogleTest suites under AddressSanitizer + UndefinedBehaviorSanitizer.
+    build build-sanitize -DGRADKIT_SANITIZE=ON -DGRADKIT_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E '^(pytest|example\.)'
+    ;;
+  *)
+    echo "usage: ./run.sh verify|test|bench|build [ARGS]" >&2
+    exit 2
+    ;;
+esac

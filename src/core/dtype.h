@@ -1,0 +1,31 @@
+// Facts about aclDataType: byte size, names, classes. One place so messages and CLI agree.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "acl/acl_base.h"
+
+namespace gradkit {
+
+/** Bytes per element; 0 for sub-byte, string and undefined types. */
+size_t dtypeSize(aclDataType dtype);
+
+/** CANN's upper-case name as used in messages: "FLOAT", "FLOAT16", "BFLOAT16", "INT8", ... or "UNKNOWN(<n>)". */
+std::string dtypeName(aclDataType dtype);
+
+/** The short name used by the CLI, case files and JSON: "fp32", "fp16", "bf16", "int8", "uint8", "int32", ... */
+std::string dtypeShortName(aclDataType dtype);
+
+/** Parses a short name ("fp32") or CANN name ("FLOAT"); nullopt when unknown. */
+std::optional<aclDataType> parseDtype(std::string_view name);
+
+/** FLOAT, FLOAT16, BF16, DOUBLE and the fp8 types. */
+bool isFloatingDtype(aclDataType dtype);
+
+/** INT8..UINT64 (BOOL excluded). */
+bool isIntegerDtype(aclDataType dtype);
+
+}  // namespace gradkit

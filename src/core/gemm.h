@@ -1,0 +1,40 @@
+// The one GEMM wrapper: C[M,N] (fp32) = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, with A and B both
+// fp32 or both bf16 (raw uint16 bits). Built on oneDNN matmul; the primitive is created once per Gemm
+// object (create it in the plan, run it in the kernel).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "acl/acl_base.h"
+
+namespace gradkit {
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false;  // A stored [K, M] row-major when true
+  bool transB = false;  // B stored [N, K] row-major when true
+  int64_t lda = 0, ldb = 0, ldc = 0;  // leading dims in elements; 0 = dense
+  aclDataType inputType = ACL_FLOAT;  // ACL_FLOAT or ACL_BF16
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+class Gemm {
+ public:
+  /** Creates the primitive; throws std::runtime_error if oneDNN rejects the shape. */
+  explicit Gemm(const GemmShape& shape);
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  /** Runs C = alpha*op(A)*op(B) + beta*C on the calling thread's pool. */
+  void run(const void* a, const void* b, float* c) const;
+
+  const GemmShape& shape() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gradkit

@@ -1,0 +1,17 @@
+// Machine limits measured on the spot, for `gradkit info` and the roofline ratio of `gradkit bench`.
+#pragma once
+
+#include <string>
+
+namespace gradkit {
+
+/** The Highway target the dispatcher picked for this CPU, e.g. "AVX3_ZEN4". */
+std::string isaName();
+
+/** STREAM-like copy bandwidth in GB/s (bytes read + bytes written per second), best of several runs. */
+double measureCopyBandwidthGBps();
+
+/** Best fp32 GEMM GFLOP/s the GEMM wrapper reaches on large square products. */
+double measureGemmPeakGflops(bool bf16);
+
+}  // namespace gradkit
