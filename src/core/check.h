@@ -1,0 +1,40 @@
+// Argument checks shared by every op's GetWorkspaceSize. Each returns ACLNN_SUCCESS or records a message
+// ("<api>: argument '<name>': expected ..., given ...") and returns the aclnn code.
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+
+#include "aclnn/aclnn_base.h"
+#include "core/tensor.h"
+
+namespace gradkit {
+
+/** 161001 when `pointer` is null. */
+aclnnStatus checkNotNull(std::string_view api, std::string_view name, const void* pointer);
+
+/** 161002 when the tensor's dtype is not one of `allowed`. */
+aclnnStatus checkDtypeIn(std::string_view api, std::string_view name, const aclTensor& tensor,
+                         std::initializer_list<aclDataType> allowed);
+
+/** 161002 when `tensor` does not have the dtype of `reference` (named `referenceName`). */
+aclnnStatus checkSameDtype(std::string_view api, std::string_view name, const aclTensor& tensor,
+                           std::string_view referenceName, const aclTensor& reference);
+
+/** 161002 when the tensor has more than `maxRank` dims. */
+aclnnStatus checkMaxRank(std::string_view api, std::string_view name, const aclTensor& tensor, int64_t maxRank);
+
+/** 161002 when `tensor`'s view shape differs from `reference`'s. */
+aclnnStatus checkSameShape(std::string_view api, std::string_view name, const aclTensor& tensor,
+                           std::string_view referenceName, const aclTensor& reference);
+
+/** Returns from the enclosing function when a check fails. */
+#define GRADKIT_RETURN_IF_ERROR(expr)        \
+  do {                                       \
+    const aclnnStatus gradkitStatus_ = expr; \
+    if (gradkitStatus_ != ACLNN_SUCCESS) {   \
+      return gradkitStatus_;                 \
+    }                                        \
+  } while (0)
+
+}  // namespace gradkit

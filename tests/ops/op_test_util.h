@@ -1,0 +1,53 @@
+// Small helpers for op tests: host buffers wrapped as aclTensor views, freed automatically.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+
+namespace gradkit::test {
+
+struct TensorDeleter {
+  void operator()(aclTensor* t) const { aclDestroyTensor(t); }
+};
+struct ScalarDeleter {
+  void operator()(aclScalar* s) const { aclDestroyScalar(s); }
+};
+using TensorPtr = std::unique_ptr<aclTensor, TensorDeleter>;
+using ScalarPtr = std::unique_ptr<aclScalar, ScalarDeleter>;
+
+inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+inline int64_t product(const std::vector<int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+/** A view over `data` (storage = 1-D of storageElements); strides default to row-major. */
+inline TensorPtr makeView(void* data, aclDataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {},
+                          int64_t offset = 0, int64_t storageElements = -1) {
+  if (strides.empty() && !shape.empty()) strides = rowMajorStrides(shape);
+  if (storageElements < 0) storageElements = product(shape) + offset;
+  const int64_t storage[1] = {storageElements};
+  return TensorPtr(aclCreateTensor(shape.data(), shape.size(), dtype, strides.empty() ? nullptr : strides.data(),
+                                   offset, ACL_FORMAT_ND, storage, 1, data));
+}
+
+template <class T>
+ScalarPtr makeScalar(T value, aclDataType dtype) {
+  return ScalarPtr(aclCreateScalar(&value, dtype));
+}
+
+/** The messages recorded since the last call, as a std::string. */
+inline std::string recentError() { return aclGetRecentErrMsg(); }
+
+}  // namespace gradkit::test

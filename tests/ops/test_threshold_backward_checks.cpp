@@ -1,0 +1,223 @@
+// aclnnThresholdBackwardGetWorkspaceSize: every rejection of spec 2.3 (code and message) and every accepted
+// edge case of the upstream unit tests.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "aclnnop/aclnn_threshold_backward.h"
+#include "ops/op_test_util.h"
+
+namespace gradkit::test {
+namespace {
+
+struct Call {
+  uint64_t workspaceSize = 0;
+  aclOpExecutor* executor = nullptr;
+  aclnnStatus status = -1;
+  std::string message;
+};
+
+Call plan(const aclTensor* grad, const aclTensor* self, const aclScalar* threshold, aclTensor* out) {
+  Call call;
+  call.status = aclnnThresholdBackwardGetWorkspaceSize(grad, self, threshold, out, &call.workspaceSize, &call.executor);
+  call.message = recentError();
+  if (call.status == ACLNN_SUCCESS) {
+    std::vector<unsigned char> workspace(call.workspaceSize);
+    EXPECT_EQ(aclnnThresholdBackward(workspace.data(), call.workspaceSize, call.executor, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+  }
+  return call;
+}
+
+class ThresholdBackwardChecks : public ::testing::Test {
+ protected:
+  std::vector<float> a = std::vector<float>(64, 1.0f), b = std::vector<float>(64, -1.0f), c = std::vector<float>(64);
+  ScalarPtr zero = makeScalar<int32_t>(0, ACL_INT32);
+};
+
+TEST_F(ThresholdBackwardChecks, NullArgumentsGive161001NamingTheArgument) {
+  auto grad = makeView(a.data(), ACL_FLOAT, {2, 4});
+  auto self = makeView(b.data(), ACL_FLOAT, {2, 4});
+  auto out = makeView(c.data(), ACL_FLOAT, {2, 4});
+  uint64_t size = 0;
+  aclOpExecutor* executor = nullptr;
+  struct Case {
+    const char* name;
+    aclnnStatus status;
+  } cases[] = {
+      {"workspaceSize",
+       aclnnThresholdBackwardGetWorkspaceSize(grad.get(), self.get(), zero.get(), out.get(), nullptr, &executor)},
+      {"executor",
+       aclnnThresholdBackwardGetWorkspaceSize(grad.get(), self.get(), zero.get(), out.get(), &size, nullptr)},
+      {"gradOutput",
+       aclnnThresholdBackwardGetWorkspaceSize(nullptr, self.get(), zero.get(), out.get(), &size, &executor)},
+      {"self", aclnnThresholdBackwardGetWorkspaceSize(grad.get(), nullptr, zero.get(), out.get(), &size, &executor)},
+      {"threshold",
+       aclnnThresholdBackwardGetWorkspaceSize(grad.get(), self.get(), nullptr, out.get(), &size, &executor)},
+      {"out", aclnnThresholdBackwardGetWorkspaceSize(grad.get(), self.get(), zero.get(), nullptr, &size, &executor)},
+  };
+  const std::string messages = recentError();
+  for (const Case& item : cases) {
+    EXPECT_EQ(item.status, ACLNN_ERR_PARAM_NULLPTR) << item.name;
+    EXPECT_NE(messages.find(std::string("'") + item.name + "'"), std::string::npos) << messages;
+  }
+  EXPECT_NE(messages.find("nullptr"), std::string::npos);
+}
+
+TEST_F(ThresholdBackwardChecks, BoolInputOrOutputGives161002) {
+  auto grad = makeView(a.data(), ACL_BOOL, {2, 4});
+  auto self = makeView(b.data(), ACL_BOOL, {2, 4});
+  auto out = makeView(c.data(), ACL_BOOL, {2, 4});
+  Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'gradOutput'"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("BOOL"), std::string::npos) << call.message;
+
+  auto fgrad = makeView(a.data(), ACL_FLOAT, {2, 4});
+  auto fself = makeView(b.data(), ACL_FLOAT, {2, 4});
+  call = plan(fgrad.get(), fself.get(), zero.get(), out.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'out'"), std::string::npos) << call.message;
+}
+
+TEST_F(ThresholdBackwardChecks, DtypeMismatchGives161002NamingBothDtypes) {
+  auto grad = makeView(a.data(), ACL_FLOAT, {2, 4});
+  auto self = makeView(b.data(), ACL_FLOAT16, {2, 4});
+  auto out = makeView(c.data(), ACL_FLOAT, {2, 4});
+  Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'self'"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("FLOAT16"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("expected dtype FLOAT "), std::string::npos) << call.message;
+
+  auto self32 = makeView(b.data(), ACL_FLOAT, {2, 4});
+  auto out16 = makeView(c.data(), ACL_FLOAT16, {2, 4});
+  call = plan(grad.get(), self32.get(), zero.get(), out16.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'out'"), std::string::npos) << call.message;
+}
+
+TEST_F(ThresholdBackwardChecks, ShapeMismatchGives161002WithBothShapes) {
+  auto grad = makeView(a.data(), ACL_FLOAT, {1, 2, 3, 4});
+  auto self = makeView(b.data(), ACL_FLOAT, {1, 2, 3, 3});
+  auto out = makeView(c.data(), ACL_FLOAT, {1, 2, 3, 4});
+  Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("[1, 2, 3, 4]"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("[1, 2, 3, 3]"), std::string::npos) << call.message;
+
+  auto self4 = makeView(b.data(), ACL_FLOAT, {1, 2, 3, 4});
+  auto out3 = makeView(c.data(), ACL_FLOAT, {1, 2, 3, 3});
+  call = plan(grad.get(), self4.get(), zero.get(), out3.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'out'"), std::string::npos) << call.message;
+}
+
+TEST_F(ThresholdBackwardChecks, NineDimsGive161002) {
+  const std::vector<int64_t> shape(9, 1);
+  auto grad = makeView(a.data(), ACL_FLOAT, shape);
+  auto self = makeView(b.data(), ACL_FLOAT, shape);
+  auto out = makeView(c.data(), ACL_FLOAT, shape);
+  Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("at most 8 dims"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("given 9 dims"), std::string::npos) << call.message;
+}
+
+TEST_F(ThresholdBackwardChecks, ThresholdMustBeZeroWithinFltEpsilon) {
+  auto grad = makeView(a.data(), ACL_FLOAT, {2, 4});
+  auto self = makeView(b.data(), ACL_FLOAT, {2, 4});
+  auto out = makeView(c.data(), ACL_FLOAT, {2, 4});
+  for (auto& rejected : {makeScalar<int32_t>(1, ACL_INT32), makeScalar<float>(1e-3f, ACL_FLOAT),
+                         makeScalar<double>(-2.0 * FLT_EPSILON, ACL_DOUBLE), makeScalar<float>(NAN, ACL_FLOAT)}) {
+    Call call = plan(grad.get(), self.get(), rejected.get(), out.get());
+    EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(call.message.find("'threshold'"), std::string::npos) << call.message;
+  }
+  for (auto& accepted : {makeScalar<int64_t>(0, ACL_INT64), makeScalar<float>(1e-8f, ACL_FLOAT),
+                         makeScalar<double>(-FLT_EPSILON, ACL_DOUBLE), makeScalar<int8_t>(0, ACL_INT8)}) {
+    EXPECT_EQ(plan(grad.get(), self.get(), accepted.get(), out.get()).status, ACLNN_SUCCESS);
+  }
+}
+
+TEST_F(ThresholdBackwardChecks, NullCheckedBeforeDtypeAndDtypeBeforeShape) {
+  auto grad = makeView(a.data(), ACL_BOOL, {2, 4});
+  auto self = makeView(b.data(), ACL_FLOAT, {3});
+  uint64_t size = 0;
+  aclOpExecutor* executor = nullptr;
+  EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(grad.get(), self.get(), zero.get(), nullptr, &size, &executor),
+            ACLNN_ERR_PARAM_NULLPTR);
+  auto out = makeView(c.data(), ACL_FLOAT, {2, 4});
+  recentError();
+  EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(grad.get(), self.get(), zero.get(), out.get(), &size, &executor),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recentError().find("dtype"), std::string::npos);
+}
+
+TEST_F(ThresholdBackwardChecks, UpstreamAcceptedCasesSucceed) {
+  std::vector<int64_t> big(2048, 3);
+  struct Case {
+    aclDataType dtype;
+    std::vector<int64_t> shape;
+  } cases[] = {{ACL_FLOAT, {2, 4}}, {ACL_FLOAT16, {2, 4}}, {ACL_BF16, {2, 4}},  {ACL_INT8, {1024}}, {ACL_UINT8, {257}},
+               {ACL_INT32, {512}},  {ACL_INT64, {257}},    {ACL_FLOAT, {2, 0}}, {ACL_FLOAT, {}}};
+  for (const Case& item : cases) {
+    std::vector<int64_t> g(big), s(big), o(big);
+    auto grad = makeView(g.data(), item.dtype, item.shape);
+    auto self = makeView(s.data(), item.dtype, item.shape);
+    auto out = makeView(o.data(), item.dtype, item.shape);
+    Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+    EXPECT_EQ(call.status, ACLNN_SUCCESS) << call.message;
+  }
+}
+
+TEST_F(ThresholdBackwardChecks, EmptyTensorNeedsNoWorkspaceAndWritesNothing) {
+  auto grad = makeView(a.data(), ACL_FLOAT, {2, 0, 3});
+  auto self = makeView(b.data(), ACL_FLOAT, {2, 0, 3});
+  auto out = makeView(c.data(), ACL_FLOAT, {2, 0, 3});
+  c.assign(c.size(), 7.0f);
+  Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+  EXPECT_EQ(call.status, ACLNN_SUCCESS);
+  EXPECT_EQ(call.workspaceSize, 0u);
+  for (float v : c) EXPECT_EQ(v, 7.0f);
+}
+
+TEST_F(ThresholdBackwardChecks, NonContiguousUpstreamCaseComputesTheTransposedView) {
+  // View [5, 4] with strides {1, 5} over storage [4, 5]: element (i, j) lives at j*5 + i.
+  std::vector<float> g(20), s(20), o(20, 99.0f);
+  for (int k = 0; k < 20; ++k) {
+    g[k] = static_cast<float>(k + 1);
+    s[k] = (k % 3 == 0) ? -1.0f : 2.0f;
+  }
+  auto grad = makeView(g.data(), ACL_FLOAT, {5, 4}, {1, 5}, 0, 20);
+  auto self = makeView(s.data(), ACL_FLOAT, {5, 4}, {1, 5}, 0, 20);
+  auto out = makeView(o.data(), ACL_FLOAT, {5, 4}, {1, 5}, 0, 20);
+  Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+  ASSERT_EQ(call.status, ACLNN_SUCCESS) << call.message;
+  EXPECT_GT(call.workspaceSize, 0u);
+  for (int k = 0; k < 20; ++k) EXPECT_EQ(o[k], s[k] > 0 ? g[k] : 0.0f) << k;
+}
+
+TEST_F(ThresholdBackwardChecks, ExecutorRunsOnceAndRejectsShortWorkspace) {
+  std::vector<float> g(20, 1.0f), s(20, 1.0f), o(20);
+  auto grad = makeView(g.data(), ACL_FLOAT, {5, 4}, {1, 5}, 0, 20);
+  auto self = makeView(s.data(), ACL_FLOAT, {5, 4});
+  auto out = makeView(o.data(), ACL_FLOAT, {5, 4});
+  uint64_t size = 0;
+  aclOpExecutor* executor = nullptr;
+  ASSERT_EQ(aclnnThresholdBackwardGetWorkspaceSize(grad.get(), self.get(), zero.get(), out.get(), &size, &executor),
+            ACLNN_SUCCESS);
+  ASSERT_GT(size, 0u);
+  std::vector<unsigned char> workspace(size);
+  EXPECT_EQ(aclnnThresholdBackward(workspace.data(), size - 1, executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recentError().find("workspace"), std::string::npos);
+  EXPECT_EQ(aclnnThresholdBackward(workspace.data(), size, executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, nullptr, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+  for (float v : o) EXPECT_EQ(v, 1.0f);
+}
+
+}  // namespace
+}  // namespace gradkit::test
