@@ -1,0 +1,82 @@
+#include <iostream>
+#include <map>
+
+#include "commands/commands.h"
+#include "core/machine.h"
+#include "core/parallel.h"
+#include "harness/acl_session.h"
+#include "harness/error.h"
+#include "harness/peer.h"
+#include "harness/pinning.h"
+#include "harness/progress.h"
+#include "harness/rows.h"
+#include "harness/suite_loader.h"
+
+namespace gradkit::cli {
+
+int runBench(const BenchOptions& options) {
+  try {
+    const std::filesystem::path casesDir =
+        options.casesDir.empty() ? defaultCasesDir() : std::filesystem::path(options.casesDir);
+    const std::vector<LoadedSuite> suites = loadSuites(options.op, casesDir);
+    AclSession session;
+
+    BenchContext context;
+    context.stream = session.stream();
+    context.repeat = options.repeat;
+    context.threads = threadCount();
+    context.peer = options.peer && torchPeerAvailable();
+    std::cout << "threads: " << context.threads << " (" << threadBinding() << ")\n";
+    std::cout << "peer: "
+              << (context.peer   ? "PyTorch (/usr/bin/python3)"
+                  : options.peer ? "none (torch not importable)"
+                                 : "off")
+              << "\n";
+    context.copyGBps = measureCopyBandwidthGBps();
+    std::cout << "copy bandwidth: " << formatNumber(context.copyGBps) << " GB/s (measured now)\n" << std::flush;
+    auto peaks = std::make_shared<std::map<bool, double>>();
+    context.gemmPeakGflops = [peaks](bool bf16) {
+      auto found = peaks->find(bf16);
+      if (found != peaks->end()) return found->second;
+      const double peak = measureGemmPeakGflops(bf16);
+      std::cout << (bf16 ? "bf16" : "fp32") << " GEMM peak: " << formatNumber(peak) << " GFLOP/s (measured now)\n"
+                << std::flush;
+      return (*peaks)[bf16] = peak;
+    };
+
+    int64_t total = 0;
+    for (const LoadedSuite& loaded : suites) total += static_cast<int64_t>(loaded.cases.bench.size());
+    Progress progress(total);
+    std::vector<BenchRow> rows;
+    bool anyError = false;
+    for (const LoadedSuite& loaded : suites) {
+      const std::string op = loaded.suite->name();
+      for (const nlohmann::json& benchCase : loaded.cases.bench) {
+        const std::string name = benchCase.value("name", std::string("?"));
+        progress.step(op, name);
+        try {
+          rows.push_back(loaded.suite->bench(benchCase, context));
+        } catch (const std::exception& error) {
+          BenchRow row;
+          row.op = op;
+          row.caseName = name;
+          row.dtype = benchCase.contains("dtype") && benchCase["dtype"].is_string()
+                          ? benchCase["dtype"].get<std::string>()
+                          : "-";
+          row.note = std::string("error: ") + error.what();
+          rows.push_back(row);
+          anyError = true;
+        }
+      }
+    }
+    progress.finish();
+    printBenchTable(std::cout, rows);
+    if (!options.jsonPath.empty()) writeJsonFile(options.jsonPath, benchRowsToJson(rows));
+    return anyError ? 1 : 0;
+  } catch (const std::exception& error) {
+    std::cerr << "gradkit bench: " << error.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace gradkit::cli

@@ -1,0 +1,56 @@
+// The rows `verify` and `bench` print, and their table and JSON forms.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gradkit::cli {
+
+/** One verified case. */
+struct VerifyRow {
+  std::string op;
+  std::string caseName;
+  std::string dtype;
+  bool passed = false;
+  bool bitExact = false;
+  double maxAbsErr = 0.0;
+  double maxRelErr = 0.0;
+  std::string note;  // why it failed, or what an expected-error case returned
+};
+
+/** One benchmarked case. */
+struct BenchRow {
+  std::string op;
+  std::string caseName;
+  std::string dtype;
+  double seconds = 0.0;  // min over the timed runs
+  double gbps = 0.0;
+  double gflops = 0.0;
+  double ratio = 0.0;  // roofline time / measured time
+  std::optional<double> peerSeconds;
+  std::string note;
+};
+
+/** A number for tables: "0", or 3 significant digits ("1.5e-07", "inf"). */
+std::string formatNumber(double value);
+
+/** The verify table, one row per case, then (when any failed) each failing case's note. */
+void printVerifyTable(std::ostream& out, const std::vector<VerifyRow>& rows);
+
+/** The bench table, one row per case. */
+void printBenchTable(std::ostream& out, const std::vector<BenchRow>& rows);
+
+/** [{op, case, dtype, passed, bitexact, max_abs_err, max_rel_err[, note]}] (NaN/Inf become null). */
+nlohmann::json verifyRowsToJson(const std::vector<VerifyRow>& rows);
+
+/** [{op, case, dtype, seconds, gbps, gflops, ratio[, peer_seconds][, note]}]. */
+nlohmann::json benchRowsToJson(const std::vector<BenchRow>& rows);
+
+/** Writes `json` (indented) to `path`; throws HarnessError on failure. */
+void writeJsonFile(const std::string& path, const nlohmann::json& json);
+
+}  // namespace gradkit::cli

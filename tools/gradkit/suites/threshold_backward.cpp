@@ -1,0 +1,295 @@
+// The ThresholdBackward suite: cases/threshold_backward.json through aclnnThresholdBackward, compared bit for
+// bit with golden/threshold_backward (DECISIONS.md: bit-exact gate), and the bandwidth bench with PyTorch as
+// the peer.
+//
+// Case keys (besides name, dtype, shape, seed; see harness/tensor_spec.h for the tensor keys):
+//   "gradOutput", "self", "out": tensor specs (out's values are ignored: its storage starts as a sentinel)
+//   "threshold":     {"dtype": "int32", "value": 0} (the default)
+//   "expect_status": the status GetWorkspaceSize must return (default 0: success, then compare)
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_threshold_backward.h"
+#include "core/dtype.h"
+#include "golden/threshold_backward.h"
+#include "harness/compare.h"
+#include "harness/dump.h"
+#include "harness/error.h"
+#include "harness/host_tensor.h"
+#include "harness/npy.h"
+#include "harness/peer.h"
+#include "harness/suite.h"
+#include "harness/timing.h"
+
+namespace gradkit::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr unsigned char kOutSentinel = 0xA5;  // in every byte of out's storage before the run
+
+// Default values: the sign of self decides, so small ranges give many zeros; gradients span the whole type
+// so that extreme values must be copied bit for bit.
+ValueSpec defaultValues(aclDataType dtype, bool isSelf) {
+  ValueSpec values;
+  switch (dtype) {
+    case ACL_INT8:
+      values.lo = isSelf ? -3 : -128;
+      values.hi = isSelf ? 3 : 127;
+      break;
+    case ACL_UINT8:
+      values.lo = 0;
+      values.hi = isSelf ? 3 : 255;
+      break;
+    case ACL_INT32:
+      values.lo = isSelf ? -3 : -2147483648.0;
+      values.hi = isSelf ? 3 : 2147483647.0;
+      break;
+    case ACL_INT64:
+      values.lo = isSelf ? -3 : -0x1.0p62;
+      values.hi = isSelf ? 3 : 0x1.0p62;
+      break;
+    default:
+      values.lo = -2.0;
+      values.hi = 2.0;
+      break;
+  }
+  return values;
+}
+
+struct ThresholdSpec {
+  aclDataType dtype = ACL_INT32;
+  double value = 0.0;
+};
+
+ThresholdSpec parseThreshold(const json& testCase) {
+  ThresholdSpec threshold;
+  if (!testCase.contains("threshold")) return threshold;
+  const json& spec = testCase["threshold"];
+  if (!spec.is_object()) throw HarnessError("'threshold' must be {\"dtype\": ..., \"value\": ...}");
+  if (spec.contains("dtype")) threshold.dtype = parseDtypeOrThrow(spec["dtype"].get<std::string>(), "threshold");
+  if (spec.contains("value")) threshold.value = parseSpecialValue(spec["value"]);
+  return threshold;
+}
+
+std::vector<int64_t> caseShape(const json& testCase) {
+  if (!testCase.contains("shape") || !testCase["shape"].is_array()) {
+    throw HarnessError("case needs a 'shape' list");
+  }
+  return testCase["shape"].get<std::vector<int64_t>>();
+}
+
+// The three tensor specs of a case, with the case's defaults.
+struct Specs {
+  TensorSpec grad, self, out;
+};
+
+Specs parseSpecs(const json& testCase, aclDataType dtype) {
+  const std::vector<int64_t> shape = caseShape(testCase);
+  const uint64_t seed =
+      testCase.contains("seed") ? testCase["seed"].get<uint64_t>() : hashName(testCase["name"].get<std::string>());
+  auto tensor = [&](const char* name, bool isSelf) {
+    const TensorDefaults defaults{dtype, shape, seed, defaultValues(dtype, isSelf)};
+    return parseTensorSpec(testCase.contains(name) ? testCase[name] : json(), name, defaults);
+  };
+  return {tensor("gradOutput", false), tensor("self", true), tensor("out", false)};
+}
+
+std::string hexBytes(const unsigned char* bytes, size_t size) {
+  static const char* digits = "0123456789abcdef";
+  std::string text = "0x";
+  for (size_t i = size; i-- > 0;) {  // little-endian storage, most significant byte first
+    text += digits[bytes[i] >> 4];
+    text += digits[bytes[i] & 15];
+  }
+  return text;
+}
+
+// Elements of out's storage outside its view must keep the sentinel.
+int64_t writesOutsideView(const HostTensor& out, const std::vector<unsigned char>& before) {
+  const std::vector<bool> covered = coveredElements(out.geometry(), out.storageElements());
+  const size_t size = out.elementSize();
+  int64_t changed = 0;
+  for (size_t e = 0; e < covered.size(); ++e) {
+    if (!covered[e] && std::memcmp(out.host().data() + e * size, before.data() + e * size, size) != 0) ++changed;
+  }
+  // Bytes past the storage the view needs (the allocation's minimum of one element).
+  for (size_t b = covered.size() * size; b < before.size(); ++b) changed += out.host()[b] != before[b] ? 1 : 0;
+  return changed;
+}
+
+class ThresholdBackwardSuite : public Suite {
+ public:
+  std::string name() const override { return "threshold_backward"; }
+
+  std::vector<VerifyRow> verify(const json& testCase, const VerifyContext& context) const override {
+    const std::string dtypeText = testCase.value("dtype", std::string("fp32"));
+    const aclDataType dtype = parseDtypeOrThrow(dtypeText, "case dtype");
+    const Specs specs = parseSpecs(testCase, dtype);
+    const ThresholdSpec threshold = parseThreshold(testCase);
+    const int expectStatus = testCase.value("expect_status", 0);
+
+    VerifyRow row;
+    row.op = name();
+    row.caseName = testCase["name"].get<std::string>();
+    row.dtype = dtypeText;
+
+    HostTensor grad(specs.grad);
+    HostTensor self(specs.self);
+    HostTensor out(specs.out, /*fill=*/false);
+    out.fillBytes(kOutSentinel);
+    const std::vector<unsigned char> gradBefore = grad.host();
+    const std::vector<unsigned char> selfBefore = self.host();
+    const std::vector<unsigned char> outBefore = out.host();
+
+    const AclTensorPtr gradTensor = grad.makeAclTensor();
+    const AclTensorPtr selfTensor = self.makeAclTensor();
+    const AclTensorPtr outTensor = out.makeAclTensor();
+    const AclScalarPtr thresholdScalar = makeAclScalar(threshold.dtype, threshold.value);
+
+    uint64_t workspaceSize = 0;
+    aclOpExecutor* executor = nullptr;
+    const aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(
+        gradTensor.get(), selfTensor.get(), thresholdScalar.get(), outTensor.get(), &workspaceSize, &executor);
+    if (status != ACLNN_SUCCESS || expectStatus != 0) {
+      const std::string message = status != ACLNN_SUCCESS ? recentErrorText() : "";
+      out.download();
+      const bool untouched = out.host() == outBefore;
+      row.passed = status == expectStatus && untouched;
+      row.bitExact = row.passed;
+      row.note = "GetWorkspaceSize returned " + std::to_string(status) + " (expected " + std::to_string(expectStatus) +
+                 ")" + (message.empty() ? "" : ": " + message) +
+                 (untouched ? "" : "; out was written by a rejected call");
+      if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
+      return {row};
+    }
+
+    void* workspace = nullptr;
+    if (workspaceSize > 0 && aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+      throw HarnessError("aclrtMalloc of a " + std::to_string(workspaceSize) + "-byte workspace failed");
+    }
+    const aclnnStatus runStatus = aclnnThresholdBackward(workspace, workspaceSize, executor, context.stream);
+    const aclError syncStatus = aclrtSynchronizeStream(context.stream);
+    if (workspace != nullptr) aclrtFree(workspace);
+    if (runStatus != ACLNN_SUCCESS || syncStatus != ACL_SUCCESS) {
+      row.note = "aclnnThresholdBackward returned " + std::to_string(runStatus) + ", aclrtSynchronizeStream " +
+                 std::to_string(syncStatus) + ": " + recentErrorText();
+      return {row};
+    }
+    grad.download();
+    self.download();
+    out.download();
+
+    // The golden runs on dense copies of the inputs as generated.
+    const int64_t n = specs.grad.numel();
+    const std::vector<unsigned char> gradDense = gatherDense(grad.geometry(), gradBefore.data(), grad.elementSize());
+    const std::vector<unsigned char> selfDense = gatherDense(self.geometry(), selfBefore.data(), self.elementSize());
+    std::vector<unsigned char> golden(gradDense.size());
+    golden::thresholdBackward(dtype, gradDense.data(), selfDense.data(), golden.data(), n);
+    const std::vector<unsigned char> ours = out.dense();
+
+    const Comparison comparison = compareElements(dtype, ours.data(), golden.data(), n);
+    const int64_t outside = writesOutsideView(out, outBefore);
+    const bool inputsKept = grad.host() == gradBefore && self.host() == selfBefore;
+    row.bitExact = comparison.bitExact();
+    row.maxAbsErr = comparison.maxAbsErr;
+    row.maxRelErr = comparison.maxRelErr;
+    row.passed = row.bitExact && outside == 0 && inputsKept;
+    if (!row.bitExact) {
+      const size_t size = dtypeSize(dtype);
+      const auto at = static_cast<size_t>(comparison.firstMismatch);
+      row.note = std::to_string(comparison.mismatches) + " of " + std::to_string(n) + " elements differ; first at " +
+                 std::to_string(at) + ": ours " + hexBytes(ours.data() + at * size, size) + ", golden " +
+                 hexBytes(golden.data() + at * size, size);
+    }
+    if (outside > 0)
+      row.note += (row.note.empty() ? "" : "; ") + std::to_string(outside) + " writes outside out's view";
+    if (!inputsKept) row.note += (row.note.empty() ? "" : "; ") + std::string("an input was modified");
+
+    if (context.dumpDir) {
+      dumpCase(*context.dumpDir, name(), row.caseName, testCase,
+               {{"gradOutput", dtype, specs.grad.shape, gradDense.data()},
+                {"self", dtype, specs.self.shape, selfDense.data()},
+                {"golden_out", dtype, specs.out.shape, golden.data()},
+                {"ours_out", dtype, specs.out.shape, ours.data()}});
+    }
+    return {row};
+  }
+
+  BenchRow bench(const json& benchCase, const BenchContext& context) const override {
+    const std::string dtypeText = benchCase.value("dtype", std::string("fp32"));
+    const aclDataType dtype = parseDtypeOrThrow(dtypeText, "bench dtype");
+    Specs specs = parseSpecs(benchCase, dtype);
+    for (TensorSpec* spec : {&specs.grad, &specs.self, &specs.out}) {
+      if (!spec->isContiguous()) throw HarnessError("bench cases are contiguous; '" + spec->name + "' is not");
+    }
+    // Construction fills and uploads every input, and fillBytes writes all of out: all pages are faulted in.
+    HostTensor grad(specs.grad);
+    HostTensor self(specs.self);
+    HostTensor out(specs.out, /*fill=*/false);
+    out.fillBytes(0);
+    const AclTensorPtr gradTensor = grad.makeAclTensor();
+    const AclTensorPtr selfTensor = self.makeAclTensor();
+    const AclTensorPtr outTensor = out.makeAclTensor();
+    const AclScalarPtr threshold = makeAclScalar(ACL_INT32, 0.0);
+
+    // The timed unit is what a caller pays: both phases and the wait for the stream.
+    auto runOnce = [&] {
+      uint64_t workspaceSize = 0;
+      aclOpExecutor* executor = nullptr;
+      aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(gradTensor.get(), selfTensor.get(), threshold.get(),
+                                                                  outTensor.get(), &workspaceSize, &executor);
+      if (status != ACLNN_SUCCESS || workspaceSize != 0) {
+        throw HarnessError("GetWorkspaceSize returned " + std::to_string(status) + " with workspace " +
+                           std::to_string(workspaceSize) + ": " + recentErrorText());
+      }
+      status = aclnnThresholdBackward(nullptr, 0, executor, context.stream);
+      const aclError sync = aclrtSynchronizeStream(context.stream);
+      if (status != ACLNN_SUCCESS || sync != ACL_SUCCESS) {
+        throw HarnessError("run returned " + std::to_string(status) + ", sync " + std::to_string(sync) + ": " +
+                           recentErrorText());
+      }
+    };
+    const double seconds = minSeconds(context.repeat, runOnce);
+
+    const int64_t n = specs.grad.numel();
+    const double elementBytes = static_cast<double>(dtypeSize(dtype));
+    BenchRow row = makeBenchRow(name(), benchCase["name"].get<std::string>(), dtypeText, seconds,
+                                Work{3.0 * elementBytes * static_cast<double>(n), 0.0, false}, context);
+
+    // A fast wrong result is no result: the output must still match the golden.
+    out.download();
+    std::vector<unsigned char> golden(out.host().size());
+    golden::thresholdBackward(dtype, grad.host().data(), self.host().data(), golden.data(), n);
+    const Comparison comparison = compareElements(dtype, out.host().data(), golden.data(), n);
+    if (!comparison.bitExact()) row.note = std::to_string(comparison.mismatches) + " elements differ from the golden";
+
+    if (context.peer) timePeer(specs, grad, self, dtypeText, context, row);
+    return row;
+  }
+
+ private:
+  // PyTorch's threshold_backward with out= on the same data, in a child process.
+  static void timePeer(const Specs& specs, const HostTensor& grad, const HostTensor& self, const std::string& dtype,
+                       const BenchContext& context, BenchRow& row) {
+    TempDir dir;
+    writeNpy(dir.path() / "gradOutput.npy", specs.grad.dtype, specs.grad.shape, grad.host().data());
+    writeNpy(dir.path() / "self.npy", specs.self.dtype, specs.self.shape, self.host().data());
+    std::string error;
+    row.peerSeconds = runPeer(peerScript("threshold_backward.py"),
+                              {"--dir", dir.path().string(), "--dtype", dtype, "--threads",
+                               std::to_string(context.threads), "--repeat", std::to_string(context.repeat)},
+                              error);
+    if (!row.peerSeconds) row.note += (row.note.empty() ? "" : "; ") + error;
+  }
+};
+
+}  // namespace
+}  // namespace gradkit::cli
+
+namespace gradkit::cli {
+GRADKIT_REGISTER_SUITE(ThresholdBackwardSuite)
+}  // namespace gradkit::cli
