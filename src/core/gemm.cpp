@@ -1,0 +1,252 @@
+// The GEMM wrapper on oneDNN matmul.
+//
+// Determinism: oneDNN's own threading splits the K reduction over threads when M x N is small, so
+// its bits depend on the thread count. Instead, C is cut into output tiles whose sizes depend only
+// on the shape; each tile is one single-threaded oneDNN matmul over the whole K, and the pool runs
+// the tiles. Every element is then summed by the same kernel in the same order whatever the
+// thread count. The primitives (one per distinct tile shape, at most four) are made in the
+// constructor; run() only wraps pointers.
+//
+// bf16: oneDNN 2.6 has bf16 kernels only from AVX-512 on (elsewhere it refuses bf16 or offers its
+// reference loop). There the operands are widened to fp32 (exact) and the fp32 kernel runs: the
+// same exact products and fp32 accumulation, only faster.
+#include "core/gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "core/parallel.h"
+#include "gradkit/float_convert.h"
+
+namespace gradkit {
+namespace {
+
+using dnnl::memory;
+
+/** The CPU engine shared by every primitive (oneDNN engines are thread-safe). */
+const dnnl::engine& cpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+/** A per-thread, 64-byte aligned scratch buffer that only grows (scratchpads, widened operands). */
+class ScratchBuffer {
+ public:
+  ScratchBuffer() = default;
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  ~ScratchBuffer() { std::free(data_); }
+
+  void* get(size_t bytes) {
+    if (bytes > capacity_) {
+      std::free(data_);
+      capacity_ = (bytes + 63) / 64 * 64;
+      data_ = std::aligned_alloc(64, capacity_);
+      if (data_ == nullptr) {
+        capacity_ = 0;
+        throw std::bad_alloc();
+      }
+    }
+    return data_;
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+/** Sets the OpenMP thread count of the calling thread for a scope (oneDNN reads it). */
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ScopedOmpThreads() { omp_set_num_threads(saved_); }
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+[[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("gradkit::Gemm: " + what); }
+
+/** Elements spanned by a row-major operand of `rows` x `cols` with leading dim `ld`. */
+int64_t storedExtent(int64_t rows, int64_t cols, int64_t ld) { return (rows - 1) * ld + cols; }
+
+/** Memory descriptor of op(X) as [outer, inner] where X is stored row-major, maybe transposed. */
+memory::desc operandDesc(int64_t outer, int64_t inner, bool transposed, int64_t ld, memory::data_type type) {
+  const memory::dims strides = transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
+  return memory::desc({outer, inner}, type, strides);
+}
+
+/** One single-threaded primitive for tiles of one shape. */
+struct TileKernel {
+  dnnl::matmul primitive;
+  memory::desc a, b, c, scratch;
+  bool made = false;
+};
+
+/**
+ * Output tile sizes, from the shape only. Tiles are large enough that oneDNN's packing stays a
+ * small part of the work and numerous enough to feed the pool for large products.
+ */
+void chooseTiles(int64_t m, int64_t n, int64_t& tileM, int64_t& tileN) {
+  constexpr int64_t kTileM = 192;
+  constexpr int64_t kTileN = 512;
+  tileM = m <= kTileM * 3 / 2 ? m : kTileM;
+  tileN = n <= kTileN * 3 / 2 ? n : kTileN;
+}
+
+}  // namespace
+
+struct Gemm::Impl {
+  GemmShape shape;
+  bool widenBf16 = false;  // bf16 inputs widened to fp32 before fp32 primitives
+  int64_t aExtent = 0, bExtent = 0;
+  int64_t tileM = 0, tileN = 0, tilesM = 0, tilesN = 0;
+  TileKernel kernels[2][2];  // [tile is the M tail][tile is the N tail]
+};
+
+Gemm::Gemm(const GemmShape& shapeIn) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.shape = shapeIn;
+  GemmShape& g = s.shape;
+  if (g.m < 0 || g.n < 0 || g.k < 0) {
+    reject("expected m, n, k >= 0, given " + std::to_string(g.m) + ", " + std::to_string(g.n) + ", " +
+           std::to_string(g.k));
+  }
+  if (g.inputType != ACL_FLOAT && g.inputType != ACL_BF16) {
+    reject("expected inputType FLOAT or BF16, given " + std::to_string(static_cast<int>(g.inputType)));
+  }
+  // Dense leading dims by default; explicit ones must cover a stored row.
+  const int64_t aRowLength = g.transA ? g.m : g.k;
+  const int64_t bRowLength = g.transB ? g.k : g.n;
+  if (g.lda == 0) g.lda = std::max<int64_t>(aRowLength, 1);
+  if (g.ldb == 0) g.ldb = std::max<int64_t>(bRowLength, 1);
+  if (g.ldc == 0) g.ldc = std::max<int64_t>(g.n, 1);
+  if (g.lda < aRowLength) reject("expected lda >= " + std::to_string(aRowLength) + ", given " + std::to_string(g.lda));
+  if (g.ldb < bRowLength) reject("expected ldb >= " + std::to_string(bRowLength) + ", given " + std::to_string(g.ldb));
+  if (g.ldc < g.n) reject("expected ldc >= " + std::to_string(g.n) + ", given " + std::to_string(g.ldc));
+  if (g.m == 0 || g.n == 0 || g.k == 0) return;  // handled in run() without oneDNN
+
+  s.aExtent = g.transA ? storedExtent(g.k, g.m, g.lda) : storedExtent(g.m, g.k, g.lda);
+  s.bExtent = g.transB ? storedExtent(g.n, g.k, g.ldb) : storedExtent(g.k, g.n, g.ldb);
+  chooseTiles(g.m, g.n, s.tileM, s.tileN);
+  s.tilesM = (g.m + s.tileM - 1) / s.tileM;
+  s.tilesN = (g.n + s.tileN - 1) / s.tileN;
+
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (g.alpha != 1.0f) attr.set_output_scales(0, {g.alpha});
+  if (g.beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(g.beta);
+    attr.set_post_ops(ops);
+  }
+
+  const auto makeKernel = [&](int64_t rows, int64_t cols, memory::data_type type, TileKernel& kernel) {
+    kernel.a = operandDesc(rows, g.k, g.transA, g.lda, type);
+    kernel.b = operandDesc(g.k, cols, g.transB, g.ldb, type);
+    kernel.c = memory::desc({rows, cols}, memory::data_type::f32, memory::dims{g.ldc, 1});
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(kernel.a, kernel.b, kernel.c), attr, cpuEngine());
+    if (type == memory::data_type::bf16 && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) {
+      throw dnnl::error(dnnl_unimplemented, "only the reference bf16 kernel");
+    }
+    kernel.scratch = pd.scratchpad_desc();
+    kernel.primitive = dnnl::matmul(pd);
+    kernel.made = true;
+  };
+  const auto makeAll = [&](memory::data_type type) {
+    const int64_t tailM = g.m - (s.tilesM - 1) * s.tileM;
+    const int64_t tailN = g.n - (s.tilesN - 1) * s.tileN;
+    for (int im = 0; im < 2; ++im) {
+      for (int in = 0; in < 2; ++in) {
+        // Tile kinds that occur: full tiles exist when there is more than one tile in that dim.
+        const bool occursM = im == 1 || s.tilesM > 1;
+        const bool occursN = in == 1 || s.tilesN > 1;
+        if (occursM && occursN) makeKernel(im ? tailM : s.tileM, in ? tailN : s.tileN, type, s.kernels[im][in]);
+      }
+    }
+  };
+
+  ScopedOmpThreads scoped(1);  // every tile kernel is planned for, and run on, one thread
+  try {
+    if (g.inputType == ACL_BF16) {
+      try {
+        makeAll(memory::data_type::bf16);
+      } catch (const dnnl::error&) {
+        s.widenBf16 = true;
+      }
+    }
+    if (g.inputType == ACL_FLOAT || s.widenBf16) makeAll(memory::data_type::f32);
+  } catch (const dnnl::error& e) {
+    reject(std::string("oneDNN rejected the shape: ") + e.what());
+  }
+}
+
+Gemm::~Gemm() = default;
+
+const GemmShape& Gemm::shape() const { return impl_->shape; }
+
+void Gemm::run(const void* a, const void* b, float* c) const {
+  const Impl& s = *impl_;
+  const GemmShape& g = s.shape;
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {  // empty sum: C = beta * C (beta == 0 writes zeros, as a plain write would)
+    for (int64_t i = 0; i < g.m; ++i) {
+      float* row = c + i * g.ldc;
+      for (int64_t j = 0; j < g.n; ++j) row[j] = g.beta == 0.0f ? 0.0f : g.beta * row[j];
+    }
+    return;
+  }
+
+  thread_local ScratchBuffer wideA, wideB;
+  const char* aBytes = static_cast<const char*>(a);
+  const char* bBytes = static_cast<const char*>(b);
+  size_t elementSize = g.inputType == ACL_BF16 ? 2 : 4;
+  if (s.widenBf16) {
+    const auto widen = [](const void* from, int64_t count, ScratchBuffer& buffer) {
+      const auto* bits = static_cast<const uint16_t*>(from);
+      auto* out = static_cast<float*>(buffer.get(static_cast<size_t>(count) * sizeof(float)));
+      parallelFor(count, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = bf16ToFloat(bits[i]);
+      });
+      return static_cast<const char*>(static_cast<void*>(out));
+    };
+    aBytes = widen(a, s.aExtent, wideA);
+    bBytes = widen(b, s.bExtent, wideB);
+    elementSize = 4;
+  }
+
+  const auto runTiles = [&](int64_t begin, int64_t end) {
+    thread_local ScratchBuffer scratch;
+    ScopedOmpThreads scoped(1);
+    const dnnl::engine& engine = cpuEngine();
+    dnnl::stream stream(engine);
+    for (int64_t tile = begin; tile < end; ++tile) {
+      const int64_t tm = tile / s.tilesN, tn = tile % s.tilesN;
+      const int64_t row = tm * s.tileM, col = tn * s.tileN;
+      const TileKernel& kernel = s.kernels[tm == s.tilesM - 1 ? 1 : 0][tn == s.tilesN - 1 ? 1 : 0];
+      // Tile origins: row `row` of op(A), column `col` of op(B) and C.
+      const int64_t aOffset = g.transA ? row : row * g.lda;
+      const int64_t bOffset = g.transB ? col * g.ldb : col;
+      memory aMem(kernel.a, engine, const_cast<char*>(aBytes + aOffset * elementSize));
+      memory bMem(kernel.b, engine, const_cast<char*>(bBytes + bOffset * elementSize));
+      memory cMem(kernel.c, engine, c + row * g.ldc + col);
+      memory scratchMem(kernel.scratch, engine, scratch.get(std::max<size_t>(kernel.scratch.get_size(), 64)));
+      kernel.primitive.execute(
+          stream,
+          {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}, {DNNL_ARG_SCRATCHPAD, scratchMem}});
+    }
+    stream.wait();
+  };
+  parallelFor(s.tilesM * s.tilesN, 1, runTiles);
+}
+
+}  // namespace gradkit
