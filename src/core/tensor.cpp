@@ -1,0 +1,438 @@
+// aclTensor / aclScalar / array descriptors: creation with full validation, accessors, destruction.
+#include "core/tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "gradkit/float_convert.h"
+
+namespace {
+
+// The deepest view a descriptor may have. gradkit's strided iteration (core/strided.h) keeps one index
+// per dim in a fixed array of 16; no aclnn operator takes more than 8 dims.
+constexpr uint64_t kMaxTensorRank = 16;
+
+template <class T>
+T readAs(const unsigned char* bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+/** 2^(bits - 127); 0xff is NaN (OCP MX E8M0 scale format, no sign, no zero). */
+double e8m0ToDouble(uint8_t bits) { return bits == 0xff ? std::nan("") : std::ldexp(1.0, int{bits} - 127); }
+
+/** True for the scalar dtypes toDouble() can read. */
+bool isReadableScalarDtype(aclDataType dtype) {
+  switch (dtype) {
+    case ACL_FLOAT:
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_DOUBLE:
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_INT16:
+    case ACL_UINT16:
+    case ACL_INT32:
+    case ACL_UINT32:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_BOOL:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0:
+    case ACL_COMPLEX32:
+    case ACL_COMPLEX64:
+    case ACL_COMPLEX128:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** a * b into *out; false on int64 overflow. */
+bool multiply(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+bool add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+
+constexpr const char* kCreateTensor = "aclCreateTensor";
+
+aclTensor* rejectTensor(int code, const std::string& arg, const std::string& expected, const std::string& given) {
+  gradkit::fail(code, kCreateTensor, arg, expected, given);
+  return nullptr;
+}
+
+/** Validates a dims array (count, null, non-negative entries, int64 product); the product goes to *product. */
+bool checkDims(const char* name, const int64_t* dims, uint64_t count, int64_t* product) {
+  if (count > kMaxTensorRank) {
+    rejectTensor(ACLNN_ERR_PARAM_INVALID, std::string(name) + "Num", "<= " + std::to_string(kMaxTensorRank),
+                 std::to_string(count));
+    return false;
+  }
+  if (dims == nullptr && count > 0) {
+    rejectTensor(ACLNN_ERR_PARAM_NULLPTR, name, "non-null when " + std::string(name) + "Num > 0",
+                 "nullptr with " + std::string(name) + "Num " + std::to_string(count));
+    return false;
+  }
+  *product = 1;
+  for (uint64_t d = 0; d < count; ++d) {
+    if (dims[d] < 0) {
+      rejectTensor(ACLNN_ERR_PARAM_INVALID, std::string(name) + "[" + std::to_string(d) + "]", ">= 0",
+                   std::to_string(dims[d]) + " (" + std::string(name) + " " +
+                       gradkit::dimsString(std::vector<int64_t>(dims, dims + count)) + ")");
+      return false;
+    }
+  }
+  for (uint64_t d = 0; d < count; ++d) {
+    if (!multiply(*product, dims[d], product)) {
+      rejectTensor(ACLNN_ERR_PARAM_INVALID, name, "an element count that fits in int64",
+                   gradkit::dimsString(std::vector<int64_t>(dims, dims + count)));
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Row-major strides for `dims` (the stride of a dim is the product of the dims after it). */
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  int64_t running = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    strides[d] = running;
+    running *= dims[d] > 0 ? dims[d] : 1;  // cannot overflow: the dims' product was checked
+  }
+  return strides;
+}
+
+}  // namespace
+
+namespace gradkit {
+
+std::string dimsString(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d > 0) text += ", ";
+    text += std::to_string(dims[d]);
+  }
+  return text + "]";
+}
+
+}  // namespace gradkit
+
+int64_t aclTensor::numel() const {
+  int64_t count = 1;
+  for (int64_t dim : viewDims) count *= dim;
+  return count;
+}
+
+bool aclTensor::isContiguous() const {
+  if (isEmpty()) return true;
+  int64_t expected = 1;
+  for (size_t d = viewDims.size(); d-- > 0;) {
+    if (viewDims[d] == 1) continue;  // a size-1 dim is never stepped over: its stride does not matter
+    if (strides[d] != expected) return false;
+    expected *= viewDims[d];
+  }
+  return true;
+}
+
+void* aclTensor::firstElement() const {
+  if (data == nullptr) return nullptr;
+  return static_cast<unsigned char*>(data) + offset * static_cast<int64_t>(gradkit::dtypeSize(dtype));
+}
+
+std::string aclTensor::shapeString() const { return gradkit::dimsString(viewDims); }
+
+double aclScalar::toDouble() const {
+  switch (dtype) {
+    case ACL_FLOAT:
+    case ACL_COMPLEX64:  // complex scalars: the real part
+      return readAs<float>(bytes);
+    case ACL_DOUBLE:
+    case ACL_COMPLEX128:
+      return readAs<double>(bytes);
+    case ACL_FLOAT16:
+    case ACL_COMPLEX32:
+      return gradkit::halfToFloat(readAs<uint16_t>(bytes));
+    case ACL_BF16:
+      return gradkit::bf16ToFloat(readAs<uint16_t>(bytes));
+    case ACL_FLOAT8_E5M2:
+      return gradkit::fp8e5m2ToFloat(bytes[0]);
+    case ACL_FLOAT8_E4M3FN:
+      return gradkit::fp8e4m3ToFloat(bytes[0]);
+    case ACL_FLOAT8_E8M0:
+      return e8m0ToDouble(bytes[0]);
+    case ACL_INT8:
+      return readAs<int8_t>(bytes);
+    case ACL_UINT8:
+      return bytes[0];
+    case ACL_INT16:
+      return readAs<int16_t>(bytes);
+    case ACL_UINT16:
+      return readAs<uint16_t>(bytes);
+    case ACL_INT32:
+      return readAs<int32_t>(bytes);
+    case ACL_UINT32:
+      return readAs<uint32_t>(bytes);
+    case ACL_INT64:
+      return static_cast<double>(readAs<int64_t>(bytes));
+    case ACL_UINT64:
+      return static_cast<double>(readAs<uint64_t>(bytes));
+    case ACL_BOOL:
+      return bytes[0] != 0 ? 1.0 : 0.0;
+    default:
+      return std::nan("");
+  }
+}
+
+int64_t aclScalar::toInt64() const {
+  switch (dtype) {
+    case ACL_INT8:
+      return readAs<int8_t>(bytes);
+    case ACL_UINT8:
+      return bytes[0];
+    case ACL_INT16:
+      return readAs<int16_t>(bytes);
+    case ACL_UINT16:
+      return readAs<uint16_t>(bytes);
+    case ACL_INT32:
+      return readAs<int32_t>(bytes);
+    case ACL_UINT32:
+      return readAs<uint32_t>(bytes);
+    case ACL_INT64:
+      return readAs<int64_t>(bytes);
+    case ACL_UINT64: {
+      const uint64_t value = readAs<uint64_t>(bytes);  // saturates: int64 cannot hold the top half
+      return value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                                                : static_cast<int64_t>(value);
+    }
+    case ACL_BOOL:
+      return bytes[0] != 0 ? 1 : 0;
+    default:
+      break;
+  }
+  // Floating types: truncate toward zero; NaN gives 0 and out-of-range values saturate (a plain cast
+  // would be undefined behaviour there).
+  const double value = toDouble();
+  if (std::isnan(value)) return 0;
+  if (value >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (value < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(value);
+}
+
+extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                                      const int64_t* stride, int64_t offset, aclFormat format,
+                                      const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData) {
+  const size_t elementSize = gradkit::dtypeSize(dataType);
+  if (elementSize == 0) {
+    return rejectTensor(ACLNN_ERR_PARAM_INVALID, "dataType", "a dtype with a whole-byte element size",
+                        gradkit::dtypeName(dataType));
+  }
+  int64_t numel = 1;
+  if (!checkDims("viewDims", viewDims, viewDimsNum, &numel)) return nullptr;
+  int64_t storageElements = 1;
+  if (!checkDims("storageDims", storageDims, storageDimsNum, &storageElements)) return nullptr;
+  if (offset < 0) return rejectTensor(ACLNN_ERR_PARAM_INVALID, "offset", ">= 0", std::to_string(offset));
+  try {
+    auto tensor = std::make_unique<aclTensor>();
+    tensor->viewDims.assign(viewDims, viewDims + viewDimsNum);
+    if (stride == nullptr) {
+      tensor->strides = rowMajorStrides(tensor->viewDims);
+    } else {
+      tensor->strides.assign(stride, stride + viewDimsNum);
+    }
+    for (uint64_t d = 0; d < viewDimsNum; ++d) {
+      if (tensor->strides[d] < 0) {
+        return rejectTensor(
+            ACLNN_ERR_PARAM_INVALID, "stride[" + std::to_string(d) + "]", ">= 0",
+            std::to_string(tensor->strides[d]) + " (strides " + gradkit::dimsString(tensor->strides) + ")");
+      }
+    }
+    if (numel > 0) {
+      // The last element the view touches must lie inside the storage.
+      int64_t last = offset;
+      for (uint64_t d = 0; d < viewDimsNum; ++d) {
+        int64_t step = 0;
+        if (!multiply(viewDims[d] - 1, tensor->strides[d], &step) || !add(last, step, &last)) {
+          last = std::numeric_limits<int64_t>::max();
+          break;
+        }
+      }
+      if (last >= storageElements) {
+        return rejectTensor(ACLNN_ERR_PARAM_INVALID, "storageDims",
+                            "room for the view (its last element is at offset " + std::to_string(last) + ", so > " +
+                                std::to_string(last) + " elements)",
+                            gradkit::dimsString(std::vector<int64_t>(storageDims, storageDims + storageDimsNum)) +
+                                " = " + std::to_string(storageElements) + " elements for view " +
+                                tensor->shapeString() + " with strides " + gradkit::dimsString(tensor->strides) +
+                                " and offset " + std::to_string(offset));
+      }
+      int64_t bytes = 0;
+      if (!multiply(storageElements, static_cast<int64_t>(elementSize), &bytes)) {
+        return rejectTensor(ACLNN_ERR_PARAM_INVALID, "storageDims", "a byte size that fits in int64",
+                            std::to_string(storageElements) + " elements of " + gradkit::dtypeName(dataType));
+      }
+      if (tensorData == nullptr) {
+        return rejectTensor(ACLNN_ERR_PARAM_NULLPTR, "tensorData", "non-null for a view with elements",
+                            "nullptr for view " + tensor->shapeString());
+      }
+    }
+    tensor->offset = offset;
+    tensor->dtype = dataType;
+    tensor->format = format;
+    tensor->storageDims.assign(storageDims, storageDims + storageDimsNum);
+    tensor->data = tensorData;
+    return tensor.release();
+  } catch (const std::bad_alloc&) {
+    gradkit::failText(ACLNN_ERR_INNER, kCreateTensor, "out of memory");
+    return nullptr;
+  }
+}
+
+extern "C" aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+  delete tensor;
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
+  if (value == nullptr) {
+    gradkit::fail(ACLNN_ERR_PARAM_NULLPTR, "aclCreateScalar", "value", "non-null", "nullptr");
+    return nullptr;
+  }
+  if (!isReadableScalarDtype(dataType)) {
+    gradkit::fail(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", "dataType",
+                  "a numeric dtype (integer, BOOL, FLOAT/FLOAT16/BFLOAT16/DOUBLE, FLOAT8, COMPLEX)",
+                  gradkit::dtypeName(dataType));
+    return nullptr;
+  }
+  auto* scalar = new (std::nothrow) aclScalar();
+  if (scalar == nullptr) {
+    gradkit::failText(ACLNN_ERR_INNER, "aclCreateScalar", "out of memory");
+    return nullptr;
+  }
+  scalar->dtype = dataType;
+  std::memcpy(scalar->bytes, value, gradkit::dtypeSize(dataType));
+  return scalar;
+}
+
+extern "C" aclnnStatus aclDestroyScalar(const aclScalar* scalar) {
+  delete scalar;
+  return ACLNN_SUCCESS;
+}
+
+namespace {
+
+/** Copies `size` values into a new array descriptor; nullptr (with a message) on a null source or no memory. */
+template <class Array, class T>
+Array* createArray(const char* api, const T* value, uint64_t size) {
+  if (value == nullptr && size > 0) {
+    gradkit::fail(ACLNN_ERR_PARAM_NULLPTR, api, "value", "non-null when size > 0",
+                  "nullptr with size " + std::to_string(size));
+    return nullptr;
+  }
+  try {
+    auto* array = new Array();
+    array->values.assign(value, value + size);
+    return array;
+  } catch (const std::exception&) {  // bad_alloc, or length_error for an absurd size
+    gradkit::fail(ACLNN_ERR_INNER, api, "size", "a size that fits in memory", std::to_string(size));
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+extern "C" aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
+  return createArray<aclIntArray>("aclCreateIntArray", value, size);
+}
+
+extern "C" aclnnStatus aclDestroyIntArray(const aclIntArray* array) {
+  delete array;
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) {
+  return createArray<aclFloatArray>("aclCreateFloatArray", value, size);
+}
+
+extern "C" aclnnStatus aclDestroyFloatArray(const aclFloatArray* array) {
+  delete array;
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) {
+  return createArray<aclBoolArray>("aclCreateBoolArray", value, size);
+}
+
+extern "C" aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
+  delete array;
+  return ACLNN_SUCCESS;
+}
+
+namespace {
+
+aclnnStatus nullArgument(const char* api, const char* arg) {
+  return gradkit::fail(ACLNN_ERR_PARAM_NULLPTR, api, arg, "non-null", "nullptr");
+}
+
+/** Hands `values` to the caller as a new[] array (see acl_meta.h). */
+aclnnStatus copyOut(const char* api, const std::vector<int64_t>& values, int64_t** out, uint64_t* count) {
+  auto* copy = new (std::nothrow) int64_t[values.size()];
+  if (copy == nullptr) return gradkit::failText(ACLNN_ERR_INNER, api, "out of memory");
+  std::copy(values.begin(), values.end(), copy);
+  *out = copy;
+  *count = values.size();
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus getDims(const char* api, const aclTensor* tensor, const std::vector<int64_t> aclTensor::*member,
+                    int64_t** out, uint64_t* count, const char* outName, const char* countName) {
+  if (tensor == nullptr) return nullArgument(api, "tensor");
+  if (out == nullptr) return nullArgument(api, outName);
+  if (count == nullptr) return nullArgument(api, countName);
+  return copyOut(api, tensor->*member, out, count);
+}
+
+}  // namespace
+
+extern "C" aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_t* viewDimsNum) {
+  return getDims("aclGetViewShape", tensor, &aclTensor::viewDims, viewDims, viewDimsNum, "viewDims", "viewDimsNum");
+}
+
+extern "C" aclnnStatus aclGetViewStrides(const aclTensor* tensor, int64_t** stridesValue, uint64_t* stridesNum) {
+  return getDims("aclGetViewStrides", tensor, &aclTensor::strides, stridesValue, stridesNum, "stridesValue",
+                 "stridesNum");
+}
+
+extern "C" aclnnStatus aclGetStorageShape(const aclTensor* tensor, int64_t** storageDims, uint64_t* storageDimsNum) {
+  return getDims("aclGetStorageShape", tensor, &aclTensor::storageDims, storageDims, storageDimsNum, "storageDims",
+                 "storageDimsNum");
+}
+
+extern "C" aclnnStatus aclGetViewOffset(const aclTensor* tensor, int64_t* offset) {
+  if (tensor == nullptr) return nullArgument("aclGetViewOffset", "tensor");
+  if (offset == nullptr) return nullArgument("aclGetViewOffset", "offset");
+  *offset = tensor->offset;
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType) {
+  if (tensor == nullptr) return nullArgument("aclGetDataType", "tensor");
+  if (dataType == nullptr) return nullArgument("aclGetDataType", "dataType");
+  *dataType = tensor->dtype;
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclnnStatus aclGetFormat(const aclTensor* tensor, aclFormat* format) {
+  if (tensor == nullptr) return nullArgument("aclGetFormat", "tensor");
+  if (format == nullptr) return nullArgument("aclGetFormat", "format");
+  *format = tensor->format;
+  return ACLNN_SUCCESS;
+}

@@ -1,0 +1,37 @@
+// The registry of tracked allocations (aclrtMalloc, aclrtMallocHost) and the checks of the copy calls.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "runtime/runtime.h"
+
+namespace gradkit::rt {
+
+/** Alignment of every tracked allocation, in bytes. */
+inline constexpr size_t kMemoryAlignment = 64;
+
+/** Allocates and registers `size` bytes (> 0); nullptr when the system cannot provide them. */
+void* allocateTracked(size_t size, MemoryKind kind, int policy);
+
+/** What releaseTracked() found. */
+enum class Release { Done, Unknown, Interior, WrongKind };
+
+/**
+ * Frees the allocation whose base is `pointer` when it has `kind`. Otherwise frees nothing and says why;
+ * `found` then receives the allocation that contains `pointer`, if any.
+ */
+Release releaseTracked(void* pointer, MemoryKind kind, std::optional<Allocation>* found);
+
+/**
+ * Validates an aclrtMemcpy / aclrtMemcpyAsync call (pointers, kind, count <= destMax, each device side
+ * inside one live device allocation, each tracked host side inside its allocation). Records the message
+ * and returns its code, or ACL_SUCCESS.
+ */
+aclError checkMemcpy(const char* api, const void* dst, size_t destMax, const void* src, size_t count,
+                     aclrtMemcpyKind kind);
+
+/** The name of a copy kind for messages, e.g. "ACL_MEMCPY_HOST_TO_DEVICE". */
+const char* memcpyKindName(aclrtMemcpyKind kind);
+
+}  // namespace gradkit::rt
