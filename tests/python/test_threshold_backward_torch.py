@@ -36,10 +36,11 @@ def torch_reference(grad, self):
 def gradkit_threshold_backward(grad, self, out):
     threshold = ctypes.c_int32(0)
     scalar = LIB.aclCreateScalar(ctypes.byref(threshold), 3)  # ACL_INT32
+    tensors = [Tensor(LIB, t) for t in (grad, self, out)]  # alive until the op has run
     try:
-        status = run_two_phase(LIB, "ThresholdBackward", ctypes.c_void_p(Tensor(LIB, grad).handle),
-                               ctypes.c_void_p(Tensor(LIB, self).handle), ctypes.c_void_p(scalar),
-                               ctypes.c_void_p(Tensor(LIB, out).handle))
+        status = run_two_phase(LIB, "ThresholdBackward", ctypes.c_void_p(tensors[0].handle),
+                               ctypes.c_void_p(tensors[1].handle), ctypes.c_void_p(scalar),
+                               ctypes.c_void_p(tensors[2].handle))
     finally:
         LIB.aclDestroyScalar(scalar)
     assert status == 0, LIB.aclGetRecentErrMsg().decode()
@@ -69,7 +70,7 @@ def test_contiguous_bit_exact(dtype, shape):
 def test_strided_views_bit_exact(dtype):
     generator = torch.Generator().manual_seed(1234)
     base_grad = random_tensor((40, 30), dtype, generator)
-    base_self = random_tensor((30, 80), dtype, generator)
+    base_self = random_tensor((30, 90), dtype, generator)
     grad = base_grad.t()[:, 1:]                 # [30, 39], transposed, storage offset 40
     self = base_self[:, ::2][:, 3:42]           # [30, 39], stride 2, storage offset 6
     out_storage = torch.full((39, 31), 5, dtype=dtype)
