@@ -1,3 +1,4 @@
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -35,14 +36,23 @@ int runBench(const BenchOptions& options) {
     context.copyGBps = measureCopyBandwidthGBps();
     std::cout << "copy bandwidth: " << formatNumber(context.copyGBps) << " GB/s (measured now)\n" << std::flush;
     auto peaks = std::make_shared<std::map<bool, double>>();
-    context.gemmPeakGflops = [peaks](bool bf16) {
+    std::function<double(bool)> gemmPeak = [peaks, &gemmPeak](bool bf16) -> double {
       auto found = peaks->find(bf16);
       if (found != peaks->end()) return found->second;
-      const double peak = measureGemmPeakGflops(bf16);
-      std::cout << (bf16 ? "bf16" : "fp32") << " GEMM peak: " << formatNumber(peak) << " GFLOP/s (measured now)\n"
-                << std::flush;
+      double peak = 0.0;
+      try {
+        peak = measureGemmPeakGflops(bf16);
+        std::cout << (bf16 ? "bf16" : "fp32") << " GEMM peak: " << formatNumber(peak) << " GFLOP/s (measured now)\n";
+      } catch (const std::exception& error) {
+        if (!bf16) throw;
+        // Without a bf16 GEMM (no AVX512-BF16/AMX) bf16 products run through fp32, so that is the limit.
+        peak = gemmPeak(false);
+        std::cout << "bf16 GEMM peak unavailable (" << error.what() << "); using the fp32 peak\n";
+      }
+      std::cout << std::flush;
       return (*peaks)[bf16] = peak;
     };
+    context.gemmPeakGflops = gemmPeak;
 
     int64_t total = 0;
     for (const LoadedSuite& loaded : suites) total += static_cast<int64_t>(loaded.cases.bench.size());

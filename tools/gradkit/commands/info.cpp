@@ -1,4 +1,4 @@
-#include <cstdio>
+#include <functional>
 #include <iostream>
 
 #include "acl/acl.h"
@@ -10,6 +10,23 @@
 #include "harness/rows.h"
 
 namespace gradkit::cli {
+namespace {
+
+// Measures one limit and prints it; a limit this machine cannot measure (no bf16 GEMM, say) is reported as
+// unavailable instead of ending the command. Returns the JSON value (null when unavailable).
+nlohmann::json measureAndPrint(const char* label, const char* unit, const std::function<double()>& measure) {
+  std::cout << label << std::flush;
+  try {
+    const double value = measure();
+    std::cout << formatNumber(value) << " " << unit << "\n" << std::flush;
+    return value;
+  } catch (const std::exception& error) {
+    std::cout << "unavailable (" << error.what() << ")\n" << std::flush;
+    return nullptr;
+  }
+}
+
+}  // namespace
 
 int runInfo(const InfoOptions& options) {
   try {
@@ -21,17 +38,12 @@ int runInfo(const InfoOptions& options) {
     std::cout << "gradkit " << gradkitVersion() << "\n"
               << "soc profile:     " << facts["soc"].get<std::string>() << "\n"
               << "isa:             " << facts["isa"].get<std::string>() << "\n"
-              << "threads:         " << threadCount() << "\n"
-              << std::flush;
-    const double copy = measureCopyBandwidthGBps();
-    std::cout << "copy bandwidth:  " << formatNumber(copy) << " GB/s\n" << std::flush;
-    const double fp32 = measureGemmPeakGflops(false);
-    std::cout << "fp32 GEMM peak:  " << formatNumber(fp32) << " GFLOP/s\n" << std::flush;
-    const double bf16 = measureGemmPeakGflops(true);
-    std::cout << "bf16 GEMM peak:  " << formatNumber(bf16) << " GFLOP/s\n";
-    facts["copy_gbps"] = copy;
-    facts["gemm_fp32_gflops"] = fp32;
-    facts["gemm_bf16_gflops"] = bf16;
+              << "threads:         " << threadCount() << "\n";
+    facts["copy_gbps"] = measureAndPrint("copy bandwidth:  ", "GB/s", [] { return measureCopyBandwidthGBps(); });
+    facts["gemm_fp32_gflops"] =
+        measureAndPrint("fp32 GEMM peak:  ", "GFLOP/s", [] { return measureGemmPeakGflops(false); });
+    facts["gemm_bf16_gflops"] =
+        measureAndPrint("bf16 GEMM peak:  ", "GFLOP/s", [] { return measureGemmPeakGflops(true); });
     if (!options.jsonPath.empty()) writeJsonFile(options.jsonPath, facts);
     return 0;
   } catch (const std::exception& error) {
