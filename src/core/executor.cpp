@@ -126,13 +126,18 @@ aclnnStatus launch(const char* api, void* workspace, uint64_t workspaceSize, acl
     state.launched = true;
     ++state.queuedRuns;
   }
-  const aclError status = rt::enqueue(
-      stream,
-      [executor, workspace, hasBody]() -> aclError {
-        FinishGuard guard{executor};
-        return hasBody ? executor->body(workspace) : ACLNN_SUCCESS;
-      },
-      api);
+  aclError status = ACL_SUCCESS;
+  try {
+    status = rt::enqueue(
+        stream,
+        [executor, workspace, hasBody]() -> aclError {
+          FinishGuard guard{executor};
+          return hasBody ? executor->body(workspace) : ACLNN_SUCCESS;
+        },
+        api);
+  } catch (const std::bad_alloc&) {  // building the task itself ran out of memory
+    status = failText(ACL_ERROR_BAD_ALLOC, api, "out of memory while enqueuing work");
+  }
   if (status != ACL_SUCCESS) {
     // Not queued: the executor stays as it was, so the caller can retry or destroy it.
     bool release = false;

@@ -20,7 +20,13 @@ namespace {
 std::shared_ptr<Stream> resolveStream(const char* api, aclrtStream stream, aclError* status) {
   std::shared_ptr<Stream> found;
   if (stream == nullptr) {
-    found = registry().defaultStream(effectiveContext());
+    try {
+      found = registry().defaultStream(effectiveContext());  // created on first use: may fail to start a thread
+    } catch (const std::exception& e) {
+      *status =
+          failText(ACL_ERROR_RT_INTERNAL_ERROR, api, std::string("cannot create the default stream: ") + e.what());
+      return nullptr;
+    }
     if (!found) {
       *status = failText(ACL_ERROR_RT_CONTEXT_NULL, api, "the current context was destroyed while in use");
     }
@@ -36,6 +42,17 @@ std::shared_ptr<Stream> resolveStream(const char* api, aclrtStream stream, aclEr
 
 aclError waitingOnItself(const char* api) {
   return failText(ACL_ERROR_RT_PARAM_INVALID, api, "called from a task of the same stream; it would wait for itself");
+}
+
+/** Pushes `task` (the resolved `target` of `handle`); closed streams and exhausted memory become errors. */
+aclError pushTask(const char* api, Stream& target, aclrtStream handle, Task task) {
+  try {
+    if (target.push(std::move(task))) return ACL_SUCCESS;
+  } catch (const std::bad_alloc&) {
+    return failText(ACL_ERROR_BAD_ALLOC, api, "out of memory while enqueuing work");
+  }
+  return fail(ACL_ERROR_RT_PARAM_INVALID, api, "stream", "a live stream handle",
+              pointerString(handle) + " (destroyed while the work was being enqueued)");
 }
 
 /** Drains `stream` and hands its error text to this thread. */
@@ -54,11 +71,7 @@ aclError enqueue(aclrtStream stream, Task task, const char* api) {
   aclError status = ACL_SUCCESS;
   std::shared_ptr<Stream> target = resolveStream(api, stream, &status);
   if (!target) return status;
-  if (!target->push(std::move(task))) {
-    return fail(ACL_ERROR_RT_PARAM_INVALID, api, "stream", "a live stream handle",
-                pointerString(stream) + " (destroyed while the work was being enqueued)");
-  }
-  return ACL_SUCCESS;
+  return pushTask(api, *target, stream, std::move(task));
 }
 
 }  // namespace gradkit::rt
@@ -125,12 +138,8 @@ extern "C" aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src,
   std::shared_ptr<Stream> target = resolveStream("aclrtMemcpyAsync", stream, &status);
   if (!target) return status;
   if (count == 0) return ACL_SUCCESS;
-  if (!target->push([dst, src, count] {
-        std::memmove(dst, src, count);
-        return ACL_SUCCESS;
-      })) {
-    return fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemcpyAsync", "stream", "a live stream handle",
-                pointerString(stream) + " (destroyed while the copy was being enqueued)");
-  }
-  return ACL_SUCCESS;
+  return pushTask("aclrtMemcpyAsync", *target, stream, [dst, src, count] {
+    std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+  });
 }
