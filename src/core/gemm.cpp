@@ -74,7 +74,7 @@ class ScopedOmpThreads {
   int saved_;
 };
 
-[[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("gradkit::Gemm: " + what); }
+[[noreturn]] void reject(const std::string& what) { throw std::runtime_error("gradkit::Gemm: " + what); }
 
 /** Elements spanned by a row-major operand of `rows` x `cols` with leading dim `ld`. */
 int64_t storedExtent(int64_t rows, int64_t cols, int64_t ld) { return (rows - 1) * ld + cols; }
