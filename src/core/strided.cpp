@@ -79,6 +79,12 @@ void copyBlockTyped(const char* from, char* to, const BlockSteps& s, int64_t row
 }
 
 void copyBlock(const char* from, char* to, const BlockSteps& s, int64_t rows, int64_t cols, int64_t elementSize) {
+  if (s.fromCol == elementSize && s.toCol == elementSize) {  // short dense rows on both sides
+    for (int64_t i = 0; i < rows; ++i) {
+      std::memcpy(to + i * s.toRow, from + i * s.fromRow, static_cast<size_t>(cols * elementSize));
+    }
+    return;
+  }
   switch (elementSize) {
     case 1:
       copyBlockTyped<uint8_t>(from, to, s, rows, cols);
