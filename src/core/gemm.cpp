@@ -89,7 +89,6 @@ memory::desc operandDesc(int64_t outer, int64_t inner, bool transposed, int64_t 
 struct TileKernel {
   dnnl::matmul primitive;
   memory::desc a, b, c, scratch;
-  bool made = false;
 };
 
 /**
@@ -160,7 +159,6 @@ Gemm::Gemm(const GemmShape& shapeIn) : impl_(std::make_unique<Impl>()) {
     }
     kernel.scratch = pd.scratchpad_desc();
     kernel.primitive = dnnl::matmul(pd);
-    kernel.made = true;
   };
   const auto makeAll = [&](memory::data_type type) {
     const int64_t tailM = g.m - (s.tilesM - 1) * s.tileM;
