@@ -59,8 +59,9 @@ void printBenchTable(std::ostream& out, const std::vector<BenchRow>& rows) {
       {"op", "case", "dtype", "seconds", "GB/s", "GFLOP/s", "roofline", "peer_seconds", "peer/ours"}};
   for (const BenchRow& row : rows) {
     const bool peer = row.peerSeconds.has_value();
-    table.push_back({row.op, row.caseName, row.dtype, formatNumber(row.seconds), formatNumber(row.gbps),
-                     formatNumber(row.gflops), formatNumber(row.ratio), peer ? formatNumber(*row.peerSeconds) : "-",
+    auto cell = [](double value) { return std::isnan(value) ? std::string("-") : formatNumber(value); };
+    table.push_back({row.op, row.caseName, row.dtype, cell(row.seconds), cell(row.gbps), cell(row.gflops),
+                     cell(row.ratio), peer ? formatNumber(*row.peerSeconds) : "-",
                      peer && row.seconds > 0 ? formatNumber(*row.peerSeconds / row.seconds) : "-"});
   }
   printTable(out, table);

@@ -1,6 +1,7 @@
 // The rows `verify` and `bench` print, and their table and JSON forms.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -22,15 +23,15 @@ struct VerifyRow {
   std::string note;  // why it failed, or what an expected-error case returned
 };
 
-/** One benchmarked case. */
+/** One benchmarked case; the numbers are NaN ("-" in the table, null in JSON) when the case could not run. */
 struct BenchRow {
   std::string op;
   std::string caseName;
   std::string dtype;
-  double seconds = 0.0;  // min over the timed runs
-  double gbps = 0.0;
-  double gflops = 0.0;
-  double ratio = 0.0;  // roofline time / measured time
+  double seconds = std::numeric_limits<double>::quiet_NaN();  // min over the timed runs
+  double gbps = std::numeric_limits<double>::quiet_NaN();
+  double gflops = std::numeric_limits<double>::quiet_NaN();
+  double ratio = std::numeric_limits<double>::quiet_NaN();  // roofline time / measured time
   std::optional<double> peerSeconds;
   std::string note;
 };

@@ -1,0 +1,74 @@
+// The verify/bench rows as JSON (the keys issue 2 fixes) and as table cells.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "harness/rows.h"
+
+namespace gradkit::cli {
+namespace {
+
+std::set<std::string> keys(const nlohmann::json& object) {
+  std::set<std::string> result;
+  for (const auto& item : object.items()) result.insert(item.key());
+  return result;
+}
+
+TEST(Rows, VerifyJsonHasTheIssueKeys) {
+  VerifyRow row{"threshold_backward", "tail_3_fp16", "fp16", true, true, 0.0, 0.0, ""};
+  const nlohmann::json json = verifyRowsToJson({row});
+  ASSERT_EQ(json.size(), 1u);
+  EXPECT_EQ(keys(json[0]),
+            (std::set<std::string>{"op", "case", "dtype", "passed", "bitexact", "max_abs_err", "max_rel_err"}));
+  EXPECT_EQ(json[0]["case"], "tail_3_fp16");
+  EXPECT_EQ(json[0]["passed"], true);
+}
+
+TEST(Rows, VerifyJsonWritesInfiniteErrorsAsNullAndKeepsTheNote) {
+  VerifyRow row{"op", "c", "fp32", false, false, std::numeric_limits<double>::infinity(), 0.5, "why"};
+  const nlohmann::json json = verifyRowsToJson({row});
+  EXPECT_TRUE(json[0]["max_abs_err"].is_null());
+  EXPECT_EQ(json[0]["max_rel_err"], 0.5);
+  EXPECT_EQ(json[0]["note"], "why");
+}
+
+TEST(Rows, BenchJsonHasPeerSecondsOnlyWhenTimed) {
+  BenchRow timed;
+  timed.op = "op";
+  timed.caseName = "c";
+  timed.dtype = "bf16";
+  timed.seconds = 0.5;
+  timed.gbps = 2.0;
+  timed.gflops = 0.0;
+  timed.ratio = 0.9;
+  timed.peerSeconds = 0.25;
+  BenchRow untimed = timed;
+  untimed.peerSeconds.reset();
+  const nlohmann::json json = benchRowsToJson({timed, untimed});
+  EXPECT_EQ(keys(json[0]),
+            (std::set<std::string>{"op", "case", "dtype", "seconds", "gbps", "gflops", "ratio", "peer_seconds"}));
+  EXPECT_EQ(json[0]["peer_seconds"], 0.25);
+  EXPECT_EQ(keys(json[1]), (std::set<std::string>{"op", "case", "dtype", "seconds", "gbps", "gflops", "ratio"}));
+}
+
+TEST(Rows, FormatNumber) {
+  EXPECT_EQ(formatNumber(0.0), "0");
+  EXPECT_EQ(formatNumber(1.5e-7), "1.5e-07");
+  EXPECT_EQ(formatNumber(23.4567), "23.5");
+  EXPECT_EQ(formatNumber(std::numeric_limits<double>::infinity()), "inf");
+}
+
+TEST(Rows, VerifyTableListsEveryRowAndExplainsFailures) {
+  std::ostringstream out;
+  printVerifyTable(out, {{"op", "good", "int8", true, true, 0.0, 0.0, ""},
+                         {"op", "bad", "fp32", false, false, 2.0, 1.0, "3 of 8 elements differ"}});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("op  good  int8   PASS"), std::string::npos) << text;
+  EXPECT_NE(text.find("op  bad   fp32   FAIL  2            1            no"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAIL op bad: 3 of 8 elements differ"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace gradkit::cli
