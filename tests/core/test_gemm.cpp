@@ -153,21 +153,24 @@ TEST(Gemm, Bf16Operands) {
 }
 
 TEST(Gemm, SeveralOutputTilesWithTails) {
-  // Large enough in M and N that C is cut into several tiles with tails in both dims.
+  // Large enough in M and N that C is cut into several tiles: with a separate tail tile
+  // (1300 x 2600) and with the remainder absorbed by the last tile (1100 x 2100).
   uint32_t seed = 300;
-  for (const int t : {0, 1, 2, 3}) {
-    for (const auto type : {ACL_FLOAT, ACL_BF16}) {
-      GemmShape s;
-      s.m = 450;
-      s.n = 1100;
-      s.k = 19;
-      s.transA = t & 1;
-      s.transB = t & 2;
-      s.lda = (s.transA ? s.m : s.k) + 2;
-      s.ldc = s.n + 3;
-      s.inputType = type;
-      s.beta = t == 3 ? 1.0f : 0.0f;
-      checkAgainstFp64(s, seed++);
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{1300, 2600}, {1100, 2100}}) {
+    for (const int t : {0, 1, 2, 3}) {
+      for (const auto type : {ACL_FLOAT, ACL_BF16}) {
+        GemmShape s;
+        s.m = m;
+        s.n = n;
+        s.k = 5;
+        s.transA = t & 1;
+        s.transB = t & 2;
+        s.lda = (s.transA ? s.m : s.k) + 2;
+        s.ldc = s.n + 3;
+        s.inputType = type;
+        s.beta = t == 3 ? 1.0f : 0.0f;
+        checkAgainstFp64(s, seed++);
+      }
     }
   }
 }
@@ -254,7 +257,7 @@ namespace {
 TEST(Gemm, SameBitsForAnyThreadCount) {
   // DECISIONS.md: results are bitwise identical for any thread count. Shapes include a small
   // M x N with a long K, where a library could split the reduction over threads.
-  const GemmShape shapes[] = {{300, 257, 1031}, {8, 8, 20000}, {1, 64, 4096}, {513, 1, 777}};
+  const GemmShape shapes[] = {{300, 257, 1031}, {8, 8, 20000}, {1, 64, 4096}, {513, 1, 777}, {1300, 2600, 64}};
   for (GemmShape s : shapes) {
     for (const auto type : {ACL_FLOAT, ACL_BF16}) {
       s.inputType = type;
