@@ -53,7 +53,7 @@ double measureCopyBandwidthGBps() {
   constexpr int kRuns = 5;
   std::unique_ptr<uint64_t, FreeDeleter> source(static_cast<uint64_t*>(std::aligned_alloc(64, kBytes)));
   std::unique_ptr<uint64_t, FreeDeleter> target(static_cast<uint64_t*>(std::aligned_alloc(64, kBytes)));
-  if (!source || !target) return 0.0;
+  if (!source || !target) return 0.0;  // not enough memory to measure: 0 says "unknown"
   uint64_t* src = source.get();
   uint64_t* dst = target.get();
   const int threads = threadCount();
