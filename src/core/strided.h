@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -22,7 +23,7 @@ void forEachOffset(const aclTensor& view, Fn&& fn) {
   const int64_t n = view.numel();
   const int64_t rank = view.dim();
   if (n == 0) return;
-  int64_t index[16] = {};
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
   int64_t at = view.offset;
   for (int64_t k = 0; k < n; ++k) {
     fn(at);
