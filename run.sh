@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(cmake ninja-build g++ pkg-config ccache libhwy-dev libdnnl-dev nlohmann-json3-dev libcli11-dev
+PACKAGES=(cmake ninja-build g++ pkg-config ccache clang-format libhwy-dev libdnnl-dev nlohmann-json3-dev libcli11-dev
           libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch)
 
 install_packages() {
@@ -50,6 +50,8 @@ case "$command" in
     ;;
   test)
     install_packages
+    # Every C++ file is clang-formatted (.clang-format at the root).
+    git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
     build build
     ctest --test-dir build --output-on-failure --parallel "$(nproc)"
     # The same GoogleTest suites under AddressSanitizer + UndefinedBehaviorSanitizer.

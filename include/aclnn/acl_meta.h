@@ -30,8 +30,7 @@ typedef struct aclTensorList aclTensorList;
  */
 ACL_FUNC_VISIBILITY aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
                                                const int64_t* stride, int64_t offset, aclFormat format,
-                                               const int64_t* storageDims, uint64_t storageDimsNum,
-                                               void* tensorData);
+                                               const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensor(const aclTensor* tensor);
 
 /** A scalar holding a copy of the value at `value`, read as `dataType`. */

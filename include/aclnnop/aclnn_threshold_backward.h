@@ -21,8 +21,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const acl
                                                                        aclOpExecutor** executor);
 
 /** Enqueues the planned ThresholdBackward on `stream`. */
-ACL_FUNC_VISIBILITY aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspaceSize,
-                                                       aclOpExecutor* executor, const aclrtStream stream);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                                       const aclrtStream stream);
 
 #ifdef __cplusplus
 }
