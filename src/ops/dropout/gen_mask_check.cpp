@@ -1,0 +1,84 @@
+#include "ops/dropout/gen_mask_check.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "core/check.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "ops/dropout/mask_format.h"
+
+namespace gradkit::ops {
+namespace {
+
+std::string formatDouble(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
+// Every dim >= 0, and at most 2^62 elements (so the mask size and the block counters cannot overflow).
+aclnnStatus checkShape(const char* api, const aclIntArray& shape) {
+  constexpr int64_t kMaxNumel = int64_t{1} << 62;
+  bool hasZero = false;
+  for (int64_t dim : shape.values) {
+    if (dim < 0) return fail(ACLNN_ERR_PARAM_INVALID, api, "shape", "dims >= 0", "shape " + dimsString(shape.values));
+    hasZero = hasZero || dim == 0;
+  }
+  if (hasZero) return ACLNN_SUCCESS;
+  int64_t numel = 1;
+  for (int64_t dim : shape.values) {
+    if (numel > kMaxNumel / dim) {
+      return fail(ACLNN_ERR_PARAM_INVALID, api, "shape", "at most 2^62 elements", "shape " + dimsString(shape.values));
+    }
+    numel *= dim;
+  }
+  return ACLNN_SUCCESS;
+}
+
+// NaN is rejected too (upstream's `prob > 1 || prob < 0` lets it through; DECISIONS.md "check early").
+aclnnStatus checkProbability(const char* api, const char* name, double prob) {
+  if (prob >= 0.0 && prob <= 1.0) return ACLNN_SUCCESS;
+  return fail(ACLNN_ERR_PARAM_INVALID, api, name, "a drop probability in [0, 1]", formatDouble(prob));
+}
+
+}  // namespace
+
+int64_t dropoutShapeNumel(const aclIntArray& shape) {
+  int64_t numel = 1;
+  for (int64_t dim : shape.values) {
+    if (dim == 0) return 0;
+    numel *= dim;
+  }
+  return numel;
+}
+
+aclnnStatus checkDropoutGenMask(const char* api, const aclIntArray* shape, double prob,
+                                std::optional<aclDataType> probDataType, const aclTensor* out,
+                                const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "shape", shape));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
+  GRADKIT_RETURN_IF_ERROR(checkShape(api, *shape));
+
+  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "out", *out, {ACL_UINT8}));
+  GRADKIT_RETURN_IF_ERROR(checkProbability(api, "prob", prob));
+  if (probDataType && *probDataType != ACL_FLOAT && *probDataType != ACL_FLOAT16 && *probDataType != ACL_BF16) {
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "probDataType", "one of {FLOAT, FLOAT16, BFLOAT16}",
+                dtypeName(*probDataType));
+  }
+
+  const int64_t n = dropoutShapeNumel(*shape);
+  const int64_t expected = dropoutMaskBytes(n);
+  if (out->numel() != expected) {
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "out",
+                std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
+                std::to_string(out->numel()) + " elements, shape " + out->shapeString());
+  }
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace gradkit::ops
