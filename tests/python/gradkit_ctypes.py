@@ -1,11 +1,19 @@
-"""Calls libgradkit's C API from Python through ctypes, on torch CPU tensors (no copies: the aclTensor
-describes the torch tensor's own storage, strides and offset)."""
+"""Calls libgradkit's C API from Python through ctypes, on torch CPU tensors or numpy arrays (no copies: the
+aclTensor describes the tensor's or array's own memory, strides and offset). torch is optional: without it
+only the numpy part (NumpyTensor) is available."""
 import ctypes
 import os
 
-import torch
+try:
+    import torch
+except ImportError:  # numpy-only environments (the known-answer tests need no torch)
+    torch = None
 
-ACL_DTYPES = {
+ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT32, ACL_UINT8 = 0, 1, 2, 3, 4
+ACL_INT16, ACL_UINT16, ACL_UINT32, ACL_INT64, ACL_UINT64 = 6, 7, 8, 9, 10
+ACL_DOUBLE, ACL_BOOL, ACL_BF16 = 11, 12, 27
+
+ACL_DTYPES = {} if torch is None else {
     torch.float32: 0,
     torch.float16: 1,
     torch.int8: 2,
@@ -17,6 +25,22 @@ ACL_DTYPES = {
     torch.bfloat16: 27,
 }
 ACL_FORMAT_ND = 2
+
+# numpy dtype name -> aclDataType. numpy has no bfloat16: pass acl_dtype=ACL_BF16 with a uint16 array.
+NUMPY_ACL_DTYPES = {
+    "float32": ACL_FLOAT,
+    "float16": ACL_FLOAT16,
+    "int8": ACL_INT8,
+    "int32": ACL_INT32,
+    "uint8": ACL_UINT8,
+    "int16": ACL_INT16,
+    "uint16": ACL_UINT16,
+    "uint32": ACL_UINT32,
+    "int64": ACL_INT64,
+    "uint64": ACL_UINT64,
+    "float64": ACL_DOUBLE,
+    "bool": ACL_BOOL,
+}
 
 
 def load_library():
@@ -56,6 +80,36 @@ class Tensor:
         self.handle = lib.aclCreateTensor(dims, tensor.dim(), ACL_DTYPES[tensor.dtype], strides,
                                           tensor.storage_offset(), ACL_FORMAT_ND, storage_dims, 1,
                                           ctypes.c_void_p(storage.data_ptr()))
+        if not self.handle:
+            raise RuntimeError(lib.aclGetRecentErrMsg().decode())
+
+    def __del__(self):
+        self.lib.aclDestroyTensor(self.handle)
+
+
+class NumpyTensor:
+    """An aclTensor over a C-contiguous numpy array used as 1-D storage (keeps the array alive).
+
+    By default the view is the array itself (its shape, row-major). `shape`, `strides` (in elements) and
+    `offset` (in elements) describe any other view of the same storage. `acl_dtype` overrides the dtype
+    derived from the array's, e.g. ACL_BF16 for a uint16 array of bfloat16 bit patterns."""
+
+    def __init__(self, lib, array, acl_dtype=None, shape=None, strides=None, offset=0):
+        if not array.flags["C_CONTIGUOUS"]:
+            raise ValueError("NumpyTensor needs a C-contiguous array as storage; describe views with shape/strides")
+        self.lib = lib
+        self.array = array
+        if acl_dtype is None:
+            acl_dtype = NUMPY_ACL_DTYPES[array.dtype.name]
+        if shape is None:
+            shape = array.shape
+            strides = [s // array.itemsize for s in array.strides]
+        shape = list(shape)
+        dims = _int64_array(shape)
+        stride_values = None if strides is None else _int64_array(strides)
+        storage_dims = _int64_array([array.size])
+        self.handle = lib.aclCreateTensor(dims, len(shape), acl_dtype, stride_values, offset, ACL_FORMAT_ND,
+                                          storage_dims, 1, ctypes.c_void_p(array.ctypes.data))
         if not self.handle:
             raise RuntimeError(lib.aclGetRecentErrMsg().decode())
 
