@@ -1,0 +1,58 @@
+// SIMD DropoutV3Grad, compiled once per Highway target and dispatched at run time:
+// widen to f32, multiply by the 0.0f / 1.0f mask lanes, multiply by the f32 scale, narrow once (RNE).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/dropout/kernels/v3_grad_hwy.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+//
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "ops/dropout/kernels/masked_lanes-inl.h"
+#include "ops/dropout/kernels/v3_grad_kernel.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace gradkit::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <int kIn, int kOut>
+void V3GradTyped(const void* grad, const uint8_t* mask, float scale, void* out, size_t n, bool stream) {
+  const hn::ScalableTag<float> d;
+  masked::ForEachMaskedVector(d, mask, n, stream, [&](auto tag, size_t i, auto keep, bool streamHere) {
+    const auto m = hn::IfThenElseZero(keep, hn::Set(tag, 1.0f));  // 1.0f / 0.0f lanes, multiplied below
+    const auto kept = hn::Mul(masked::LoadWide<kIn>(tag, grad, i), m);
+    masked::StoreNarrow<kOut>(tag, hn::Mul(kept, hn::Set(tag, scale)), out, i, streamHere);
+  });
+  if (stream) hwy::FlushStream();
+}
+
+// Returns false when this target cannot run the format pair exactly (the caller then runs the scalar kernel).
+bool V3GradKernel(int in, int outFormat, const void* grad, const uint8_t* mask, float scale, void* out, size_t n,
+                  bool stream) {
+  stream = stream && masked::CanStream(out);
+  return masked::WithFormats(in, outFormat, [&](auto kIn, auto kOut) {
+    V3GradTyped<decltype(kIn)::value, decltype(kOut)::value>(grad, mask, scale, out, n, stream);
+  });
+}
+
+}  // namespace gradkit::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace gradkit::kernels {
+namespace {
+
+int formatOf(aclDataType dtype) { return dtype == ACL_FLOAT16 ? 1 : dtype == ACL_BF16 ? 2 : 0; }
+
+}  // namespace
+
+HWY_EXPORT(V3GradKernel);
+
+void dropoutV3GradSimd(aclDataType gradDtype, aclDataType outDtype, const void* grad, const uint8_t* mask, float scale,
+                       void* out, int64_t n, bool streamStores) {
+  if (n <= 0) return;
+  const bool done = HWY_DYNAMIC_DISPATCH(V3GradKernel)(formatOf(gradDtype), formatOf(outDtype), grad, mask, scale, out,
+                                                       static_cast<size_t>(n), streamStores);
+  if (!done) dropoutV3GradScalar(gradDtype, outDtype, grad, mask, scale, out, n);
+}
+
+}  // namespace gradkit::kernels
+#endif  // HWY_ONCE

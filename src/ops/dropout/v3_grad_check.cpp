@@ -1,0 +1,49 @@
+#include "ops/dropout/v3_grad_check.h"
+
+#include <string>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "ops/dropout/do_mask_check.h"
+#include "runtime/runtime.h"
+
+namespace gradkit::ops {
+namespace {
+
+constexpr int64_t kMaxRank = 8;
+
+// Upstream rejects every SoC but Ascend950 before looking at any argument; GRADKIT_DISABLE_OPS emulates a CANN
+// without the operator (DECISIONS.md, Dropout).
+aclnnStatus checkAvailable() {
+  if (rt::isOpDisabled(kDropoutV3GradApi)) {
+    return failText(ACLNN_ERR_PARAM_INVALID, kDropoutV3GradApi,
+                    "the operator is unavailable: it is listed in GRADKIT_DISABLE_OPS");
+  }
+  const rt::Soc soc = rt::currentSoc();
+  if (soc == rt::Soc::Ascend950) return ACLNN_SUCCESS;
+  return failText(ACLNN_ERR_PARAM_INVALID, kDropoutV3GradApi,
+                  std::string("the operator is unavailable in the ") + rt::socName(soc) +
+                      " profile: it exists only on Ascend950 (GRADKIT_SOC)");
+}
+
+}  // namespace
+
+aclnnStatus checkDropoutV3Grad(const aclTensor* gradY, const aclTensor* mask, const aclTensor* gradX,
+                               const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+  const char* api = kDropoutV3GradApi;
+  GRADKIT_RETURN_IF_ERROR(checkAvailable());
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "gradY", gradY));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "mask", mask));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "gradX", gradX));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));  // upstream does not; we do
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
+
+  GRADKIT_RETURN_IF_ERROR(checkMaskedDtypes(api, "gradY", *gradY, *mask, "gradX", *gradX));
+
+  GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "gradY", *gradY, kMaxRank));
+  GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "gradX", *gradX, "gradY", *gradY));
+  return checkMaskSize(api, *mask, "gradY", *gradY, /*exact=*/true);
+}
+
+}  // namespace gradkit::ops
