@@ -4,6 +4,7 @@
 // across the 2^32-block boundary, and any thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "aclnnop/aclnn_dropout_gen_mask_v2.h"
 #include "core/parallel.h"
 #include "golden/dropout_gen_mask.h"
+#include "hwy/targets.h"
 #include "ops/dropout/gen_mask_stream.h"
 #include "ops/dropout/kernels/gen_mask_kernel.h"
 #include "ops/op_test_util.h"
@@ -165,6 +167,23 @@ TEST(DropoutGenMaskValues, SimdKernelMatchesScalarKernelAtEveryByteRange) {
   std::vector<uint8_t> whole(bytes);
   kernels::genMaskBytesSimd(stream, n, 0, bytes, whole.data());
   EXPECT_EQ(whole, golden::dropoutGenMask(n, 0.37, -77, 0x1234567800000004));
+}
+
+TEST(DropoutGenMaskValues, EveryCompiledSimdTargetMatchesTheScalarKernel) {
+  const kernels::MaskStream stream = ops::makeMaskStream(0.7, 31337, 96);
+  const int64_t n = 20000 + 5, bytes = maskBytes(n);
+  std::vector<uint8_t> scalar(bytes);
+  kernels::genMaskBytesScalar(stream, n, 0, bytes, scalar.data());
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (int64_t first : {int64_t{0}, int64_t{3}, int64_t{64}}) {
+      std::vector<uint8_t> simd(bytes - first);
+      kernels::genMaskBytesSimd(stream, n, first, bytes - first, simd.data());
+      EXPECT_TRUE(std::equal(simd.begin(), simd.end(), scalar.begin() + first))
+          << hwy::TargetName(target) << " first byte " << first;
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST(DropoutGenMaskValues, KeepTestIsStrictlyBelowTheThresholdInBothKernels) {

@@ -50,19 +50,38 @@ constexpr size_t kUnroll = 4;
 constexpr size_t bytesPerIteration(size_t lanes) { return kUnroll * lanes / 2; }
 
 // Writes whole mask bytes [firstByte, firstByte + byteCount) where every element is below n; byteCount is
-// a multiple of bytesPerIteration.
+// a multiple of bytesPerIteration and every block of the range has the same high word `blockHigh`.
+//
+// Counter words 1-3 are the same for every block of the range, so the first two rounds partly fold into
+// constants: after round 0, c0 and c1 depend only on those words (c0 = hi(M1 * c2) ^ c1 ^ k0, c1 = lo(M1 * c2));
+// in round 1 the product M0 * c0 is then a constant too. Only the products that involve the block's low word
+// are computed per lane there, which saves about an eighth of the work.
 template <class D64>
-HWY_INLINE void philoxMaskBody(D64 d64, const MaskStream& stream, int64_t firstByte, int64_t byteCount, uint8_t* out) {
+HWY_INLINE void philoxMaskBody(D64 d64, const MaskStream& stream, uint32_t blockHigh, int64_t firstByte,
+                               int64_t byteCount, uint8_t* out) {
   using V = hn::Vec<D64>;
   const hn::Repartition<uint32_t, D64> d32;
   const hn::RebindToSigned<D64> di64;
   const size_t lanes = hn::Lanes(d64);
   const auto keys = philox::roundKeys<kRounds>(stream.key);
+  // Round keys as vectors, once per call (the round loop below reads them as memory operands).
+  V k0[kRounds], k1[kRounds];
+  for (int r = 0; r < kRounds; ++r) {
+    k0[r] = hn::Set(d64, uint64_t{keys[r][0]});
+    k1[r] = hn::Set(d64, uint64_t{keys[r][1]});
+  }
+  // The lane-independent parts of rounds 0 and 1.
+  const uint64_t product1Round0 = uint64_t{philox::kM1} * stream.counterHigh[0];
+  const uint32_t c0Round0 = static_cast<uint32_t>(product1Round0 >> 32) ^ blockHigh ^ keys[0][0];
+  const uint32_t c1Round0 = static_cast<uint32_t>(product1Round0);
+  const uint64_t product0Round1 = uint64_t{philox::kM0} * c0Round0;
+  const V c3XorKeyRound0 = hn::Set(d64, uint64_t{stream.counterHigh[1] ^ keys[0][1]});
+  const V c1XorKeyRound1 = hn::Set(d64, uint64_t{c1Round0 ^ keys[1][0]});
+  const V hiProduct0XorKeyRound1 = hn::Set(d64, uint64_t{static_cast<uint32_t>(product0Round1 >> 32) ^ keys[1][1]});
+  const V c3Round1 = hn::Set(d64, uint64_t{static_cast<uint32_t>(product0Round1)});
 
   const auto m0 = hn::Set(d32, philox::kM0);
   const auto m1 = hn::Set(d32, philox::kM1);
-  const V counter2 = hn::Set(d64, uint64_t{stream.counterHigh[0]});
-  const V counter3 = hn::Set(d64, uint64_t{stream.counterHigh[1]});
   const V low32 = hn::Set(d64, uint64_t{0xFFFFFFFFu});
   const auto keepBelow = hn::Set(di64, static_cast<int64_t>(stream.keepBelow));
   const V laneIndex = hn::Iota(d64, 0);
@@ -72,21 +91,25 @@ HWY_INLINE void philoxMaskBody(D64 d64, const MaskStream& stream, int64_t firstB
     const auto firstBlock = static_cast<uint64_t>((firstByte + done) * 2);
     V c0[kUnroll], c1[kUnroll], c2[kUnroll], c3[kUnroll];
     for (size_t u = 0; u < kUnroll; ++u) {
+      // Round 0: only M0 * (block low word) differs per lane (the multiply ignores the high half).
       const V block = hn::Add(hn::Set(d64, firstBlock + u * lanes), laneIndex);
-      c0[u] = block;  // the high half is ignored by the multiply
-      c1[u] = hn::ShiftRight<32>(block);
-      c2[u] = counter2;
-      c3[u] = counter3;
+      const V p0 = hn::MulEven(hn::BitCast(d32, block), m0);
+      const V c2Round0 = hn::Xor(hn::ShiftRight<32>(p0), c3XorKeyRound0);
+      // Round 1: M0 * c0 is the constant product0Round1.
+      const V p1 = hn::MulEven(hn::BitCast(d32, c2Round0), m1);
+      c0[u] = hn::Xor(hn::ShiftRight<32>(p1), c1XorKeyRound1);
+      c1[u] = p1;
+      c2[u] = hn::Xor(p0, hiProduct0XorKeyRound1);  // p0 is c3 after round 0
+      c3[u] = c3Round1;
     }
-    for (int r = 0; r < kRounds; ++r) {
-      const V k0 = hn::Set(d64, uint64_t{keys[r][0]});
-      const V k1 = hn::Set(d64, uint64_t{keys[r][1]});
+#pragma GCC unroll 8
+    for (int r = 2; r < kRounds; ++r) {
       for (size_t u = 0; u < kUnroll; ++u) {
         const V p0 = hn::MulEven(hn::BitCast(d32, c0[u]), m0);
         const V p1 = hn::MulEven(hn::BitCast(d32, c2[u]), m1);
-        c0[u] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1[u]), k0);
+        c0[u] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1[u]), k0[r]);
         c1[u] = p1;
-        c2[u] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3[u]), k1);
+        c2[u] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3[u]), k1[r]);
         c3[u] = p0;
       }
     }
@@ -116,8 +139,18 @@ size_t GenMaskBytesBody(const MaskStream& stream, int64_t n, int64_t firstByte, 
     const int64_t available = fullBytes > firstByte ? fullBytes - firstByte : 0;
     const auto step = static_cast<int64_t>(bytesPerIteration(hn::Lanes(d64)));
     const int64_t body = (available < byteCount ? available : byteCount) / step * step;
-    if (body > 0) philoxMaskBody(d64, stream, firstByte, body, out);
-    return static_cast<size_t>(body);
+    // Pieces within which the block's high word is constant: 2^32 blocks = 2^31 bytes, a multiple of step.
+    constexpr int64_t kBytesPerHighWord = int64_t{1} << 31;
+    int64_t done = 0;
+    while (done < body) {
+      const int64_t at = firstByte + done;
+      const int64_t windowEnd = (at / kBytesPerHighWord + 1) * kBytesPerHighWord;
+      const int64_t piece = windowEnd - at < body - done ? (windowEnd - at) / step * step : body - done;
+      if (piece == 0) break;  // a window edge inside a step (unaligned range): the scalar kernel does the rest
+      philoxMaskBody(d64, stream, static_cast<uint32_t>(at / kBytesPerHighWord), at, piece, out + done);
+      done += piece;
+    }
+    return static_cast<size_t>(done);
   }
 }
 
