@@ -4,6 +4,8 @@
 #   ./run.sh test           install, build, run the whole test suite (GoogleTest via ctest, pytest, sanitizer build)
 #   ./run.sh bench [ARGS]   install, build, run `gradkit bench ARGS`
 #   ./run.sh build          install and build only
+#   ./run.sh torch-venv     create ${GRADKIT_TORCH_VENV:-~/.cache/gradkit/torch-venv} with a current PyTorch from PyPI
+#                           (pip install torch numpy pytest) when missing: the live dropout cross-check uses it
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -58,8 +60,19 @@ case "$command" in
     build build-sanitize -DGRADKIT_SANITIZE=ON -DGRADKIT_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
     ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E '^(pytest|example\.)'
     ;;
+  torch-venv)
+    venv=${GRADKIT_TORCH_VENV:-$HOME/.cache/gradkit/torch-venv}
+    if [[ -x $venv/bin/python ]] && "$venv/bin/python" -c 'import torch, numpy, pytest' 2>/dev/null; then
+      echo "run.sh: $venv has torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)')"
+    else
+      PACKAGES=(python3 python3-venv python3-pip)
+      install_packages
+      python3 -m venv "$venv"
+      "$venv/bin/python" -m pip install torch numpy pytest
+    fi
+    ;;
   *)
-    echo "usage: ./run.sh verify|test|bench|build [ARGS]" >&2
+    echo "usage: ./run.sh verify|test|bench|build|torch-venv [ARGS]" >&2
     exit 2
     ;;
 esac
