@@ -46,13 +46,38 @@ bool torchPeerAvailable() {
   return available;
 }
 
+std::optional<std::filesystem::path> currentTorchPython() {
+  std::filesystem::path venv;
+  if (const char* chosen = std::getenv("GRADKIT_TORCH_VENV"); chosen != nullptr && *chosen != '\0') {
+    venv = chosen;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    venv = std::filesystem::path(home) / ".cache" / "gradkit" / "torch-venv";
+  } else {
+    return std::nullopt;
+  }
+  std::filesystem::path python = venv / "bin" / "python";
+  std::error_code ignored;
+  if (!std::filesystem::exists(python, ignored)) return std::nullopt;
+  return python;
+}
+
 std::filesystem::path peerScript(const std::string& name) {
   return std::filesystem::path(GRADKIT_SOURCE_DIR) / "tools" / "peers" / name;
 }
 
 std::optional<double> runPeer(const std::filesystem::path& script, const std::vector<std::string>& args,
-                              std::string& error) {
-  std::string command = std::string(kPython) + " " + shellQuote(script.string());
+                              std::string& error, PeerTorch torch) {
+  std::string python = kPython;
+  if (torch == PeerTorch::Current) {
+    const std::optional<std::filesystem::path> current = currentTorchPython();
+    if (!current) {
+      error = "peer " + script.filename().string() +
+              " skipped: no current-PyTorch venv (GRADKIT_TORCH_VENV or ~/.cache/gradkit/torch-venv)";
+      return std::nullopt;
+    }
+    python = current->string();
+  }
+  std::string command = shellQuote(python) + " " + shellQuote(script.string());
   for (const std::string& arg : args) {
     command += ' ';
     command += shellQuote(arg);

@@ -1,0 +1,35 @@
+// The DropoutBackward suite: cases/dropout_backward.json through aclnnDropoutBackward, compared bit for bit with
+// the legacy golden (golden/dropout_do_mask with p = 1 - 1/scale) (keys: suites/masked_dropout_suite.h; input
+// "gradOutput", output "out", attribute "scale").
+#include "aclnnop/aclnn_dropout_backward.h"
+#include "golden/dropout_do_mask.h"
+#include "suites/masked_dropout_suite.h"
+
+namespace gradkit::cli {
+namespace {
+
+MaskedDropoutOp dropoutBackwardOp() {
+  MaskedDropoutOp op;
+  op.name = "dropout_backward";
+  op.inputKey = "gradOutput";
+  op.outputKey = "out";
+  op.attributeKey = "scale";
+  op.attributeDefault = 1.0 / (1.0 - 0.1);
+  op.plan = aclnnDropoutBackwardGetWorkspaceSize;
+  op.run = aclnnDropoutBackward;
+  op.golden = [](aclDataType inputDtype, aclDataType outputDtype, const void* input, const uint8_t* mask, double scale,
+                 void* out, int64_t n) {
+    golden::dropoutDoMask(inputDtype, outputDtype, input, mask, golden::dropoutBackwardProb(scale), out, n);
+  };
+  op.peerScale = [](double scale) { return scale; };
+  return op;
+}
+
+class DropoutBackwardSuite : public MaskedDropoutSuite {
+ public:
+  DropoutBackwardSuite() : MaskedDropoutSuite(dropoutBackwardOp()) {}
+};
+
+}  // namespace
+GRADKIT_REGISTER_SUITE(DropoutBackwardSuite)
+}  // namespace gradkit::cli
