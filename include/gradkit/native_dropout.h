@@ -78,9 +78,10 @@ ACL_FUNC_VISIBILITY aclnnStatus native_dropout_backward(const aclTensor* grad, c
                                                         DropoutBackwardPath* taken = nullptr);
 
 /**
- * As the overload above, writing into a new contiguous tensor of grad's shape and dtype allocated into `*result`
- * (161001 when `result` is null; on failure `*result` is left holding nothing). An empty grad gives an empty
- * result with grad's shape.
+ * As the overload above, writing into a new contiguous tensor of grad's shape and dtype allocated into `*result`.
+ * What `*result` held before is released first (like DeviceTensor::reset: synchronize a stream that still uses
+ * it); 161001 when `result` is null, 161002 when it holds the memory grad or mask views. After a failure it holds
+ * nothing. An empty grad gives an empty result with grad's shape.
  */
 ACL_FUNC_VISIBILITY aclnnStatus native_dropout_backward(const aclTensor* grad, const aclTensor* mask, double scale,
                                                         DeviceTensor* result, aclrtStream stream,
@@ -101,7 +102,8 @@ ACL_FUNC_VISIBILITY aclnnStatus native_dropout(const aclTensor* input, double p,
 
 /**
  * As the overload above, allocating the output (contiguous, input's shape and dtype) into `*out` and the mask
- * (1-D, ceil(n/128)*16 bytes) into `*mask` (161001 when either is null; both hold nothing after a failure).
+ * (1-D, ceil(n/128)*16 bytes) into `*mask`; what they held before is released first. 161001 when either is null,
+ * 161002 when either holds the memory input views; both hold nothing after a failure.
  */
 ACL_FUNC_VISIBILITY aclnnStatus native_dropout(const aclTensor* input, double p, bool train, int64_t seed,
                                                int64_t offset, DeviceTensor* out, DeviceTensor* mask,

@@ -37,4 +37,19 @@ aclnnStatus checkPackedMask(std::string_view api, std::string_view name, const a
       std::to_string(mask->numel()) + " elements, shape " + mask->shapeString());
 }
 
+aclnnStatus checkNotHolding(std::string_view api, std::string_view name, const DeviceTensor& holder,
+                            std::initializer_list<const aclTensor*> inputs) {
+  if (holder.data() == nullptr) return ACLNN_SUCCESS;
+  const auto* begin = static_cast<const unsigned char*>(holder.data());
+  for (const aclTensor* input : inputs) {
+    if (input == nullptr) continue;
+    const auto* at = static_cast<const unsigned char*>(input->data);
+    if (at >= begin && at < begin + holder.bytes()) {
+      return fail(ACLNN_ERR_PARAM_INVALID, api, name, "a DeviceTensor that does not hold the memory of an input",
+                  "one that holds the memory viewed by an input (it would be released before being read)");
+    }
+  }
+  return ACLNN_SUCCESS;
+}
+
 }  // namespace gradkit::dispatch

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
 #include "aclnn/aclnn_base.h"
 #include "core/tensor.h"
+#include "gradkit/device_tensor.h"
 
 namespace gradkit::dispatch {
 
@@ -22,5 +24,12 @@ aclnnStatus checkLike(std::string_view api, std::string_view name, const aclTens
 
 /** 161001 for a null mask; 161002 unless it is UINT8 with exactly ceil(numel/128)*16 elements. */
 aclnnStatus checkPackedMask(std::string_view api, std::string_view name, const aclTensor* mask, int64_t numel);
+
+/**
+ * 161002 when `holder` (a DeviceTensor about to be released and refilled) owns the memory one of `inputs` (null
+ * entries skipped) views: releasing it would pull the data from under the queued work.
+ */
+aclnnStatus checkNotHolding(std::string_view api, std::string_view name, const DeviceTensor& holder,
+                            std::initializer_list<const aclTensor*> inputs);
 
 }  // namespace gradkit::dispatch
