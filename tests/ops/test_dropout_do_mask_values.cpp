@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "golden/dropout_do_mask.h"
 #include "gradkit/float_convert.h"
+#include "hwy/targets.h"
 #include "ops/dropout/kernels/do_mask_kernel.h"
 #include "ops/dropout/kernels/masked_elements.h"
 #include "ops/masked_dropout_test_util.h"
@@ -61,29 +62,34 @@ TEST(DropoutDoMaskValues, EveryDtypePairEveryTailLengthIsBitExact) {
   }
 }
 
-TEST(DropoutDoMaskValues, SimdKernelMatchesScalarKernelAtEveryAlignment) {
+TEST(DropoutDoMaskValues, EveryCompiledSimdTargetMatchesTheScalarKernelAtEveryAlignment) {
   const int64_t total = 400;
   auto mask = randomMask(64, 15);
-  for (aclDataType xDtype : kDtypes) {
-    for (aclDataType outDtype : kDtypes) {
-      const size_t inSize = aclDataTypeSize(xDtype), outSize = aclDataTypeSize(outDtype);
-      auto x = randomElements(xDtype, total, 16);
-      for (int64_t start = 0; start < 17; ++start) {
-        for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 200, 383}) {
-          for (bool stream : {false, true}) {
-            AlignedBytes simd(total * outSize, 0x11), scalar(total * outSize, 0x11);
-            const unsigned char* from = x.data() + start * inSize;
-            kernels::dropoutDoMaskSimd(xDtype, outDtype, from, mask.data(), 1.17647052f, simd.get() + start * outSize,
-                                       n, stream);
-            kernels::dropoutDoMaskScalar(xDtype, outDtype, from, mask.data(), 1.17647052f,
-                                         scalar.get() + start * outSize, n);
-            ASSERT_EQ(std::memcmp(simd.get(), scalar.get(), total * outSize), 0)
-                << "self " << xDtype << " out " << outDtype << " start " << start << " n " << n << " stream " << stream;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {  // AVX2, SSE4, SSSE3, SCALAR here
+    hwy::SetSupportedTargetsForTest(target);
+    for (aclDataType xDtype : kDtypes) {
+      for (aclDataType outDtype : kDtypes) {
+        const size_t inSize = aclDataTypeSize(xDtype), outSize = aclDataTypeSize(outDtype);
+        auto x = randomElements(xDtype, total, 16);
+        for (int64_t start = 0; start < 17; ++start) {
+          for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 200, 383}) {
+            for (bool stream : {false, true}) {
+              AlignedBytes simd(total * outSize, 0x11), scalar(total * outSize, 0x11);
+              const unsigned char* from = x.data() + start * inSize;
+              kernels::dropoutDoMaskSimd(xDtype, outDtype, from, mask.data(), 1.17647052f, simd.get() + start * outSize,
+                                         n, stream);
+              kernels::dropoutDoMaskScalar(xDtype, outDtype, from, mask.data(), 1.17647052f,
+                                           scalar.get() + start * outSize, n);
+              ASSERT_EQ(std::memcmp(simd.get(), scalar.get(), total * outSize), 0)
+                  << hwy::TargetName(target) << " self " << xDtype << " out " << outDtype << " start " << start << " n "
+                  << n << " stream " << stream;
+            }
           }
         }
       }
     }
   }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST(DropoutDoMaskValues, DroppedInfAndNanGivePlusZeroAndKeptMinusZeroStays) {

@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "golden/dropout_v3_grad.h"
 #include "gradkit/float_convert.h"
+#include "hwy/targets.h"
 #include "ops/dropout/kernels/masked_elements.h"
 #include "ops/dropout/kernels/v3_grad_kernel.h"
 #include "ops/masked_dropout_test_util.h"
@@ -81,30 +82,34 @@ TEST(DropoutV3GradValues, EveryDtypePairEveryTailLengthIsBitExact) {
   }
 }
 
-TEST(DropoutV3GradValues, SimdKernelMatchesScalarKernelAtEveryAlignment) {
+TEST(DropoutV3GradValues, EveryCompiledSimdTargetMatchesTheScalarKernelAtEveryAlignment) {
   const int64_t total = 400;
   auto mask = randomMask(64, 5);
-  for (aclDataType gradDtype : kDtypes) {
-    for (aclDataType outDtype : kDtypes) {
-      const size_t inSize = aclDataTypeSize(gradDtype), outSize = aclDataTypeSize(outDtype);
-      auto grad = randomElements(gradDtype, total, 6);
-      for (int64_t start = 0; start < 17; ++start) {
-        for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 200, 383}) {
-          for (bool stream : {false, true}) {
-            AlignedBytes simd(total * outSize, 0x11), scalar(total * outSize, 0x11);
-            const unsigned char* from = grad.data() + start * inSize;
-            kernels::dropoutV3GradSimd(gradDtype, outDtype, from, mask.data(), 1.25f, simd.get() + start * outSize, n,
-                                       stream);
-            kernels::dropoutV3GradScalar(gradDtype, outDtype, from, mask.data(), 1.25f, scalar.get() + start * outSize,
-                                         n);
-            ASSERT_EQ(std::memcmp(simd.get(), scalar.get(), total * outSize), 0)
-                << "gradY " << gradDtype << " gradX " << outDtype << " start " << start << " n " << n << " stream "
-                << stream;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {  // AVX2, SSE4, SSSE3, SCALAR here
+    hwy::SetSupportedTargetsForTest(target);
+    for (aclDataType gradDtype : kDtypes) {
+      for (aclDataType outDtype : kDtypes) {
+        const size_t inSize = aclDataTypeSize(gradDtype), outSize = aclDataTypeSize(outDtype);
+        auto grad = randomElements(gradDtype, total, 6);
+        for (int64_t start = 0; start < 17; ++start) {
+          for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 200, 383}) {
+            for (bool stream : {false, true}) {
+              AlignedBytes simd(total * outSize, 0x11), scalar(total * outSize, 0x11);
+              const unsigned char* from = grad.data() + start * inSize;
+              kernels::dropoutV3GradSimd(gradDtype, outDtype, from, mask.data(), 1.25f, simd.get() + start * outSize, n,
+                                         stream);
+              kernels::dropoutV3GradScalar(gradDtype, outDtype, from, mask.data(), 1.25f,
+                                           scalar.get() + start * outSize, n);
+              ASSERT_EQ(std::memcmp(simd.get(), scalar.get(), total * outSize), 0)
+                  << hwy::TargetName(target) << " gradY " << gradDtype << " gradX " << outDtype << " start " << start
+                  << " n " << n << " stream " << stream;
+            }
           }
         }
       }
     }
   }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 // Element i of an fp32 result, as bits.

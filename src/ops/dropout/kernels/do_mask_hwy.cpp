@@ -15,12 +15,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 template <int kIn, int kOut>
 void DoMaskTyped(const void* x, const uint8_t* mask, float reciprocal, void* out, size_t n, bool stream) {
-  const hn::ScalableTag<float> d;
-  masked::ForEachMaskedVector(d, mask, n, stream, [&](auto tag, size_t i, auto keep, bool streamHere) {
-    const auto scaled = hn::Mul(masked::LoadWide<kIn>(tag, x, i), hn::Set(tag, reciprocal));
-    masked::StoreNarrow<kOut>(tag, hn::IfThenElseZero(keep, scaled), out, i, streamHere);  // select, not multiply
+  masked::RunMasked<kIn, kOut>(x, mask, out, n, stream, [reciprocal](auto tag, auto v, auto keep) {
+    return hn::IfThenElseZero(keep, hn::Mul(v, hn::Set(tag, reciprocal)));  // select: a dropped NaN/Inf gives +0
   });
-  if (stream) hwy::FlushStream();
 }
 
 // Returns false when this target cannot run the format pair exactly (the caller then runs the scalar kernel).

@@ -77,21 +77,25 @@ HWY_INLINE hn::Vec<D> LoadWide(D d, const void* base, size_t i) {
 }
 
 /**
- * f32 -> bf16 bits, round to nearest even; NaN keeps its sign and top payload and is made quiet (as
- * gradkit::floatToBf16). Highway 1.0.3's DemoteTo truncates, so the rounding is done on the integer bits.
+ * f32 lanes rounded to bf16 (nearest even), as u32 lanes whose upper 16 bits are the bf16 bits. NaN lanes must be
+ * quiet (every caller narrows the result of a multiply, which quiets them); they are truncated, which keeps sign
+ * and top payload as gradkit::floatToBf16 does. Highway 1.0.3's DemoteTo truncates, hence the integer rounding.
  */
 template <class D>
-HWY_INLINE auto NarrowBf16(D d, hn::Vec<D> v) {
+HWY_INLINE auto RoundBf16High(D d, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const auto increment = hn::IfThenZeroElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Add(lsb, hn::Set(du, 0x7fffu)));
+  return hn::Add(bits, increment);
+}
+
+/** f32 lanes -> bf16 bits (see RoundBf16High; quiet NaNs only), one u16 lane per f32 lane. */
+template <class D>
+HWY_INLINE auto NarrowBf16(D d, hn::Vec<D> v) {
   const hn::RebindToSigned<D> di;
   const hn::Rebind<uint16_t, D> d16;
-  const auto bits = hn::BitCast(du, v);
-  const auto high = hn::ShiftRight<16>(bits);
-  const auto rounded = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), hn::And(high, hn::Set(du, 1u)))));
-  const auto quietNan = hn::Or(high, hn::Set(du, 0x40u));
-  const auto magnitude = hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7fffffffu)));
-  const auto isNan = hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000)));
-  return hn::DemoteTo(d16, hn::BitCast(di, hn::IfThenElse(isNan, quietNan, rounded)));
+  return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(RoundBf16High(d, v))));
 }
 
 /** Narrows the f32 lanes `v` to format kOut (RNE) and stores them at element i of `base`. */
@@ -138,6 +142,74 @@ HWY_INLINE void ForEachMaskedVector(D d, const uint8_t* mask, size_t n, bool str
   }
   const hn::CappedTag<float, 1> one;
   for (; i + j < n; ++j) body(one, i + j, MaskFromBits(one, static_cast<uint32_t>(bits >> j) & 1u), false);
+}
+
+/**
+ * bf16 -> bf16 over the whole 64-element blocks of [0, n): each u32 lane holds two neighbouring elements, so the
+ * even ones widen with a shift and the odd ones with a mask, and the rounded results recombine with one blend (no
+ * cross-lane packing). compute(tag, v, keep) gives the f32 result lanes (quiet NaNs only). Returns how many
+ * elements were done: a multiple of 64, or 0 where a u16 vector does not hold two elements per u32 lane.
+ */
+template <class Compute>
+HWY_INLINE size_t Bf16PairBlocks(const uint16_t* in, const uint8_t* mask, uint16_t* out, size_t n, bool stream,
+                                 const Compute& compute) {
+#if HWY_TARGET == HWY_SCALAR  // one lane per vector: no pairs
+  (void)in, (void)mask, (void)out, (void)n, (void)stream, (void)compute;
+  return 0;
+#else
+  using DF = hn::ScalableTag<float>;
+  using DU = hn::RebindToUnsigned<DF>;
+  const DF df;
+  const DU du;
+  const hn::Repartition<uint16_t, DU> d16;
+  const size_t step = 2 * hn::Lanes(du);  // elements per vector of pairs
+  if (hn::Lanes(d16) != step || step > 2 * kMaxLanes) return 0;
+  alignas(64) static constexpr uint32_t kEvenBit[kMaxLanes] = {
+      1u << 0,  1u << 2,  1u << 4,  1u << 6,  1u << 8,  1u << 10, 1u << 12, 1u << 14,
+      1u << 16, 1u << 18, 1u << 20, 1u << 22, 1u << 24, 1u << 26, 1u << 28, 1u << 30};
+  alignas(64) static constexpr uint32_t kOddBit[kMaxLanes] = {
+      1u << 1,  1u << 3,  1u << 5,  1u << 7,  1u << 9,  1u << 11, 1u << 13, 1u << 15,
+      1u << 17, 1u << 19, 1u << 21, 1u << 23, 1u << 25, 1u << 27, 1u << 29, 1u << 31};
+  const auto evenBit = hn::Load(du, kEvenBit);
+  const auto oddBit = hn::Load(du, kOddBit);
+  const auto highHalf = hn::Set(du, 0xffff0000u);
+  const uint32_t low = step >= 32 ? ~0u : (1u << step) - 1u;
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    uint64_t bits;
+    memcpy(&bits, mask + i / 8, sizeof(bits));
+    for (size_t j = 0; j < 64; j += step) {
+      const auto pairBits = hn::Set(du, static_cast<uint32_t>(bits >> j) & low);
+      const auto pairs = hn::BitCast(du, hn::LoadU(d16, in + i + j));
+      const auto even = hn::BitCast(df, hn::ShiftLeft<16>(pairs));
+      const auto odd = hn::BitCast(df, hn::And(pairs, highHalf));
+      const auto evenOut = RoundBf16High(df, compute(df, even, hn::RebindMask(df, hn::TestBit(pairBits, evenBit))));
+      const auto oddOut = RoundBf16High(df, compute(df, odd, hn::RebindMask(df, hn::TestBit(pairBits, oddBit))));
+      const auto packed = hn::OddEven(hn::BitCast(d16, oddOut), hn::BitCast(d16, hn::ShiftRight<16>(evenOut)));
+      StoreOut(d16, packed, out + i + j, stream);
+    }
+  }
+  return i;
+#endif
+}
+
+/**
+ * out[i] = RN_kOut(compute(tag, widen(in[i]), keep_i)) for i in [0, n): the elementwise driver of the masked
+ * kernels (element 0 = bit 0 of mask[0]). compute must return quiet NaNs only (a multiply's result). Streams the
+ * output when asked (the caller has checked its alignment) and flushes the streaming stores at the end.
+ */
+template <int kIn, int kOut, class Compute>
+HWY_INLINE void RunMasked(const void* in, const uint8_t* mask, void* out, size_t n, bool stream,
+                          const Compute& compute) {
+  size_t done = 0;
+  if constexpr (kIn == kBF16 && kOut == kBF16) {
+    done = Bf16PairBlocks(static_cast<const uint16_t*>(in), mask, static_cast<uint16_t*>(out), n, stream, compute);
+  }
+  const hn::ScalableTag<float> d;
+  ForEachMaskedVector(d, mask + done / 8, n - done, stream, [&](auto tag, size_t i, auto keep, bool streamHere) {
+    StoreNarrow<kOut>(tag, compute(tag, LoadWide<kIn>(tag, in, done + i), keep), out, done + i, streamHere);
+  });
+  if (stream) hwy::FlushStream();
 }
 
 /**

@@ -15,13 +15,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 template <int kIn, int kOut>
 void V3GradTyped(const void* grad, const uint8_t* mask, float scale, void* out, size_t n, bool stream) {
-  const hn::ScalableTag<float> d;
-  masked::ForEachMaskedVector(d, mask, n, stream, [&](auto tag, size_t i, auto keep, bool streamHere) {
-    const auto m = hn::IfThenElseZero(keep, hn::Set(tag, 1.0f));  // 1.0f / 0.0f lanes, multiplied below
-    const auto kept = hn::Mul(masked::LoadWide<kIn>(tag, grad, i), m);
-    masked::StoreNarrow<kOut>(tag, hn::Mul(kept, hn::Set(tag, scale)), out, i, streamHere);
+  masked::RunMasked<kIn, kOut>(grad, mask, out, n, stream, [scale](auto tag, auto g, auto keep) {
+    const auto m = hn::IfThenElseZero(keep, hn::Set(tag, 1.0f));  // 1.0f / 0.0f lanes, multiplied: Inf * 0 = NaN
+    return hn::Mul(hn::Mul(g, m), hn::Set(tag, scale));
   });
-  if (stream) hwy::FlushStream();
 }
 
 // Returns false when this target cannot run the format pair exactly (the caller then runs the scalar kernel).
