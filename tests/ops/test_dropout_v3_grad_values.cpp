@@ -170,26 +170,27 @@ TEST(DropoutV3GradValues, ScaleIsNarrowedToFloatOnce) {
   EXPECT_EQ(out[0], 1.5f);
 }
 
-TEST(DropoutV3GradValues, HalfResultsRoundOnceFromFp32) {
-  // gradY fp16 2049 * 1.0f: fp32 2049 exactly, fp16 ties to even -> 2048; bf16 1.0 * 1.00390625 (the bf16 ulp
-  // above 1, halved) ties to even -> 1.0.
+TEST(DropoutV3GradValues, HalfResultsRoundTheFp32ProductToNearestEven) {
+  // gradY fp16 1025, scale 2049/1025: the exact product is 2049 + 9.5e-7, RN32 gives 2049.0, a tie in fp16 that goes
+  // to even 2048 (one rounding of the exact product would give 2050). 2051/1025: 2051 - 9.5e-7 -> 2051.0 -> 2052.
   std::vector<uint16_t> half = {floatToHalf(1025.0f)}, bf = {floatToBf16(1.0f)};
   std::vector<uint8_t> mask(16, 0xFF);
   auto m = makeView(mask.data(), ACL_UINT8, {16});
   std::vector<uint16_t> out(1);
   auto gh = makeView(half.data(), ACL_FLOAT16, {1});
   auto oh = makeView(out.data(), ACL_FLOAT16, {1});
-  runV3Grad(gh.get(), m.get(), 2.0, oh.get());
-  EXPECT_EQ(out[0], floatToHalf(2050.0f));
-  runV3Grad(gh.get(), m.get(), 2049.0 / 1025.0, oh.get());  // RN32 of the product lies just above or below 2049
-  const float product = 1025.0f * static_cast<float>(2049.0 / 1025.0);
-  EXPECT_EQ(out[0], floatToHalf(product));
+  runV3Grad(gh.get(), m.get(), 2049.0 / 1025.0, oh.get());
+  EXPECT_EQ(out[0], floatToHalf(2048.0f));
+  runV3Grad(gh.get(), m.get(), 2051.0 / 1025.0, oh.get());
+  EXPECT_EQ(out[0], floatToHalf(2052.0f));
+  // bf16 1.0 times a scale on a bf16 tie: 1.00390625 lies between 1.0 (even) and 1.0078125; 1.01171875 between
+  // 1.0078125 and 1.015625 (even).
   auto gb = makeView(bf.data(), ACL_BF16, {1});
   auto ob = makeView(out.data(), ACL_BF16, {1});
   runV3Grad(gb.get(), m.get(), 1.00390625, ob.get());
-  EXPECT_EQ(out[0], 0x3f80);  // tie between 1.0 (even) and 1.0078125
+  EXPECT_EQ(out[0], 0x3f80);
   runV3Grad(gb.get(), m.get(), 1.01171875, ob.get());
-  EXPECT_EQ(out[0], 0x3f82);  // tie between 1.0078125 and 1.015625 (even)
+  EXPECT_EQ(out[0], 0x3f82);
 }
 
 TEST(DropoutV3GradValues, StridedTensorsUseLogicalRowMajorOrder) {
