@@ -153,6 +153,28 @@ TEST(DropoutV3GradValues, DroppedInfAndNanGiveNanAndDroppedNegativesGiveMinusZer
   EXPECT_EQ(bitsAt(out, 7), 0x80000000u);
 }
 
+TEST(DropoutV3GradValues, NanScaleKeepsItsPayloadThroughTheBf16Rounding) {
+  // A NaN scale whose float payload has all low 16 bits set (0x7fc0ffff): rounding must not carry into the bf16
+  // bits (that would give 0x7fc1); the result is the truncated, quiet 0x7fc0 in every element, as the golden says.
+  double scale;
+  const uint64_t scaleBits = 0x7ff81fffe0000000ull;
+  std::memcpy(&scale, &scaleBits, sizeof scale);
+  ASSERT_EQ(floatBitsOf(static_cast<float>(scale)), 0x7fc0ffffu);
+  const int64_t n = 300;
+  std::vector<unsigned char> grad(n * 2);
+  for (int64_t i = 0; i < n; ++i) kernels::masked::storeFloat(ACL_BF16, grad.data(), i, 0.5f * static_cast<float>(i));
+  auto mask = randomMask(maskBytesFor(n), 8);
+  std::vector<unsigned char> out(grad.size());
+  auto g = makeView(grad.data(), ACL_BF16, {n});
+  auto m = makeView(mask.data(), ACL_UINT8, {maskBytesFor(n)});
+  auto o = makeView(out.data(), ACL_BF16, {n});
+  runV3Grad(g.get(), m.get(), scale, o.get());
+  EXPECT_EQ(out, goldenOf(ACL_BF16, ACL_BF16, grad, mask, scale));
+  uint16_t first;
+  std::memcpy(&first, out.data(), 2);
+  EXPECT_EQ(first, 0x7fc0);
+}
+
 TEST(DropoutV3GradValues, ScaleIsNarrowedToFloatOnce) {
   std::vector<float> grad(8, 1.0f), out(8);
   std::vector<uint8_t> mask(16, 0xFF);

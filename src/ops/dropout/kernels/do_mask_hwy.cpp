@@ -15,7 +15,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 template <int kIn, int kOut>
 void DoMaskTyped(const void* x, const uint8_t* mask, float reciprocal, void* out, size_t n, bool stream) {
-  masked::RunMasked<kIn, kOut>(x, mask, out, n, stream, [reciprocal](auto tag, auto v, auto keep) {
+  masked::RunMasked<kIn, kOut>(x, mask, out, n, stream, reciprocal, [reciprocal](auto tag, auto v, auto keep) {
     return hn::IfThenElseZero(keep, hn::Mul(v, hn::Set(tag, reciprocal)));  // select: a dropped NaN/Inf gives +0
   });
 }

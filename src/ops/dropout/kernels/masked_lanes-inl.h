@@ -80,13 +80,16 @@ HWY_INLINE hn::Vec<D> LoadWide(D d, const void* base, size_t i) {
  * f32 lanes rounded to bf16 (nearest even), as u32 lanes whose upper 16 bits are the bf16 bits. NaN lanes must be
  * quiet (every caller narrows the result of a multiply, which quiets them); they are truncated, which keeps sign
  * and top payload as gradkit::floatToBf16 does. Highway 1.0.3's DemoteTo truncates, hence the integer rounding.
+ * kAnyNan = false skips the NaN test: valid when every NaN lane has zero low 16 bits (then the rounding increment
+ * cannot carry out of them, so rounding and truncation agree).
  */
-template <class D>
+template <bool kAnyNan = true, class D>
 HWY_INLINE auto RoundBf16High(D d, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
   const auto bits = hn::BitCast(du, v);
   const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  const auto increment = hn::IfThenZeroElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Add(lsb, hn::Set(du, 0x7fffu)));
+  auto increment = hn::Add(lsb, hn::Set(du, 0x7fffu));
+  if constexpr (kAnyNan) increment = hn::IfThenZeroElse(hn::RebindMask(du, hn::IsNaN(v)), increment);
   return hn::Add(bits, increment);
 }
 
@@ -147,10 +150,11 @@ HWY_INLINE void ForEachMaskedVector(D d, const uint8_t* mask, size_t n, bool str
 /**
  * bf16 -> bf16 over the whole 64-element blocks of [0, n): each u32 lane holds two neighbouring elements, so the
  * even ones widen with a shift and the odd ones with a mask, and the rounded results recombine with one blend (no
- * cross-lane packing). compute(tag, v, keep) gives the f32 result lanes (quiet NaNs only). Returns how many
- * elements were done: a multiple of 64, or 0 where a u16 vector does not hold two elements per u32 lane.
+ * cross-lane packing). compute(tag, v, keep) gives the f32 result lanes (quiet NaNs only; kAnyNan as in
+ * RoundBf16High). Returns how many elements were done: a multiple of 64, or 0 where a u16 vector does not hold two
+ * elements per u32 lane.
  */
-template <class Compute>
+template <bool kAnyNan, class Compute>
 HWY_INLINE size_t Bf16PairBlocks(const uint16_t* in, const uint8_t* mask, uint16_t* out, size_t n, bool stream,
                                  const Compute& compute) {
 #if HWY_TARGET == HWY_SCALAR  // one lane per vector: no pairs
@@ -183,8 +187,10 @@ HWY_INLINE size_t Bf16PairBlocks(const uint16_t* in, const uint8_t* mask, uint16
       const auto pairs = hn::BitCast(du, hn::LoadU(d16, in + i + j));
       const auto even = hn::BitCast(df, hn::ShiftLeft<16>(pairs));
       const auto odd = hn::BitCast(df, hn::And(pairs, highHalf));
-      const auto evenOut = RoundBf16High(df, compute(df, even, hn::RebindMask(df, hn::TestBit(pairBits, evenBit))));
-      const auto oddOut = RoundBf16High(df, compute(df, odd, hn::RebindMask(df, hn::TestBit(pairBits, oddBit))));
+      const auto evenOut =
+          RoundBf16High<kAnyNan>(df, compute(df, even, hn::RebindMask(df, hn::TestBit(pairBits, evenBit))));
+      const auto oddOut =
+          RoundBf16High<kAnyNan>(df, compute(df, odd, hn::RebindMask(df, hn::TestBit(pairBits, oddBit))));
       const auto packed = hn::OddEven(hn::BitCast(d16, oddOut), hn::BitCast(d16, hn::ShiftRight<16>(evenOut)));
       StoreOut(d16, packed, out + i + j, stream);
     }
@@ -195,15 +201,20 @@ HWY_INLINE size_t Bf16PairBlocks(const uint16_t* in, const uint8_t* mask, uint16
 
 /**
  * out[i] = RN_kOut(compute(tag, widen(in[i]), keep_i)) for i in [0, n): the elementwise driver of the masked
- * kernels (element 0 = bit 0 of mask[0]). compute must return quiet NaNs only (a multiply's result). Streams the
- * output when asked (the caller has checked its alignment) and flushes the streaming stores at the end.
+ * kernels (element 0 = bit 0 of mask[0]). compute must return quiet NaNs only (a multiply's result). `factor` is
+ * the one float operand compute multiplies by: when it is not NaN, every NaN of a bf16 -> bf16 run comes from a bf16
+ * input or is the default NaN of Inf * 0, so its low 16 bits are zero and the NaN test of the rounding is skipped.
+ * Streams the output when asked (the caller has checked its alignment) and flushes the streaming stores at the end.
  */
 template <int kIn, int kOut, class Compute>
-HWY_INLINE void RunMasked(const void* in, const uint8_t* mask, void* out, size_t n, bool stream,
+HWY_INLINE void RunMasked(const void* in, const uint8_t* mask, void* out, size_t n, bool stream, float factor,
                           const Compute& compute) {
   size_t done = 0;
   if constexpr (kIn == kBF16 && kOut == kBF16) {
-    done = Bf16PairBlocks(static_cast<const uint16_t*>(in), mask, static_cast<uint16_t*>(out), n, stream, compute);
+    const auto* from = static_cast<const uint16_t*>(in);
+    auto* to = static_cast<uint16_t*>(out);
+    done = factor != factor ? Bf16PairBlocks<true>(from, mask, to, n, stream, compute)
+                            : Bf16PairBlocks<false>(from, mask, to, n, stream, compute);
   }
   const hn::ScalableTag<float> d;
   ForEachMaskedVector(d, mask + done / 8, n - done, stream, [&](auto tag, size_t i, auto keep, bool streamHere) {

@@ -15,7 +15,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 template <int kIn, int kOut>
 void V3GradTyped(const void* grad, const uint8_t* mask, float scale, void* out, size_t n, bool stream) {
-  masked::RunMasked<kIn, kOut>(grad, mask, out, n, stream, [scale](auto tag, auto g, auto keep) {
+  masked::RunMasked<kIn, kOut>(grad, mask, out, n, stream, scale, [scale](auto tag, auto g, auto keep) {
     const auto m = hn::IfThenElseZero(keep, hn::Set(tag, 1.0f));  // 1.0f / 0.0f lanes, multiplied: Inf * 0 = NaN
     return hn::Mul(hn::Mul(g, m), hn::Set(tag, scale));
   });
