@@ -93,16 +93,18 @@ TEST(DropoutV3GradValues, EveryCompiledSimdTargetMatchesTheScalarKernelAtEveryAl
         auto grad = randomElements(gradDtype, total, 6);
         for (int64_t start = 0; start < 17; ++start) {
           for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 200, 383}) {
-            for (bool stream : {false, true}) {
+            // A positive finite scale takes the kernel's folded multiply, the others the two multiplies.
+            for (float scale : {1.25f, 0.0f, -0.75f, -0.0f, INFINITY}) {
+              const bool stream = (start + n) % 2 == 0;
               AlignedBytes simd(total * outSize, 0x11), scalar(total * outSize, 0x11);
               const unsigned char* from = grad.data() + start * inSize;
-              kernels::dropoutV3GradSimd(gradDtype, outDtype, from, mask.data(), 1.25f, simd.get() + start * outSize, n,
+              kernels::dropoutV3GradSimd(gradDtype, outDtype, from, mask.data(), scale, simd.get() + start * outSize, n,
                                          stream);
-              kernels::dropoutV3GradScalar(gradDtype, outDtype, from, mask.data(), 1.25f,
+              kernels::dropoutV3GradScalar(gradDtype, outDtype, from, mask.data(), scale,
                                            scalar.get() + start * outSize, n);
               ASSERT_EQ(std::memcmp(simd.get(), scalar.get(), total * outSize), 0)
                   << hwy::TargetName(target) << " gradY " << gradDtype << " gradX " << outDtype << " start " << start
-                  << " n " << n << " stream " << stream;
+                  << " n " << n << " scale " << scale << " stream " << stream;
             }
           }
         }

@@ -4,6 +4,8 @@
 #define HWY_TARGET_INCLUDE "ops/dropout/kernels/v3_grad_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
+#include <cmath>
+
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/dropout/kernels/masked_lanes-inl.h"
@@ -13,8 +15,19 @@ HWY_BEFORE_NAMESPACE();
 namespace gradkit::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// True when g * (bit ? scale : +0) equals (g * (bit ? 1 : 0)) * scale bit for bit for every g: scale finite and
+// not negative (+0 included, -0 not). Kept: the same single multiply g * scale. Dropped: (g * 0) * scale keeps the
+// sign of g * 0 (scale > 0) and its NaN for Inf/NaN g, exactly as g * +0 does. Saves one multiply per vector.
+bool scaleFoldsIntoMask(float scale) { return scale >= 0.0f && scale <= 3.4028235e38f && !std::signbit(scale); }
+
 template <int kIn, int kOut>
 void V3GradTyped(const void* grad, const uint8_t* mask, float scale, void* out, size_t n, bool stream) {
+  if (scaleFoldsIntoMask(scale)) {
+    masked::RunMasked<kIn, kOut>(grad, mask, out, n, stream, scale, [scale](auto tag, auto g, auto keep) {
+      return hn::Mul(g, hn::IfThenElseZero(keep, hn::Set(tag, scale)));  // scale or +0 lanes, multiplied
+    });
+    return;
+  }
   masked::RunMasked<kIn, kOut>(grad, mask, out, n, stream, scale, [scale](auto tag, auto g, auto keep) {
     const auto m = hn::IfThenElseZero(keep, hn::Set(tag, 1.0f));  // 1.0f / 0.0f lanes, multiplied: Inf * 0 = NaN
     return hn::Mul(hn::Mul(g, m), hn::Set(tag, scale));
