@@ -1,6 +1,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "commands/commands.h"
 #include "core/machine.h"
@@ -26,13 +27,19 @@ int runBench(const BenchOptions& options) {
     context.stream = session.stream();
     context.repeat = options.repeat;
     context.threads = threadCount();
-    context.peer = options.peer && torchPeerAvailable();
+    // Each suite picks its peer: Debian's torch 1.13 (/usr/bin/python3) or the current-PyTorch venv.
+    const bool debianTorch = options.peer && torchPeerAvailable();
+    const std::optional<std::filesystem::path> currentTorch =
+        options.peer ? currentTorchPython() : std::optional<std::filesystem::path>();
+    context.peer = debianTorch || currentTorch.has_value();
     std::cout << "threads: " << context.threads << " (" << threadBinding() << ")\n";
-    std::cout << "peer: "
-              << (context.peer   ? "PyTorch (/usr/bin/python3)"
-                  : options.peer ? "none (torch not importable)"
-                                 : "off")
-              << "\n";
+    if (!options.peer) {
+      std::cout << "peers: off\n";
+    } else {
+      std::cout << "peers: Debian PyTorch (/usr/bin/python3): " << (debianTorch ? "yes" : "no (torch not importable)")
+                << "; current PyTorch: " << (currentTorch ? currentTorch->string() : "no (./run.sh torch-venv)")
+                << "\n";
+    }
     context.copyGBps = measureCopyBandwidthGBps();
     std::cout << "copy bandwidth: " << formatNumber(context.copyGBps) << " GB/s (measured now)\n" << std::flush;
     auto peaks = std::make_shared<std::map<bool, double>>();
