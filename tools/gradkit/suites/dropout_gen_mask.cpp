@@ -32,6 +32,7 @@
 #include "harness/host_tensor.h"
 #include "harness/suite.h"
 #include "harness/timing.h"
+#include "harness/view_checks.h"
 
 namespace gradkit::cli {
 namespace {
@@ -80,16 +81,6 @@ AclIntArrayPtr makeShape(const std::vector<int64_t>& dims) {
   aclIntArray* array = aclCreateIntArray(dims.data(), dims.size());
   if (array == nullptr) throw HarnessError("aclCreateIntArray failed: " + recentErrorText());
   return AclIntArrayPtr(array);
-}
-
-int64_t writesOutsideView(const HostTensor& out, const std::vector<unsigned char>& before) {
-  const std::vector<bool> covered = coveredElements(out.geometry(), out.storageElements());
-  int64_t changed = 0;
-  for (size_t e = 0; e < before.size(); ++e) {
-    const bool inView = e < covered.size() && covered[e];
-    if (!inView && out.host()[e] != before[e]) ++changed;
-  }
-  return changed;
 }
 
 /** Shared by both versions; `v2` picks the entry points (and the probDataType argument). */
@@ -146,7 +137,7 @@ class GenMaskSuiteBase : public Suite {
     const std::vector<unsigned char> ours = out.dense();
     const auto count = static_cast<int64_t>(golden.size());
     const Comparison comparison = compareElements(ACL_UINT8, ours.data(), golden.data(), count);
-    const int64_t outside = writesOutsideView(out, before);
+    const int64_t outside = changedBytesOutsideView(out, before);
     row.bitExact = comparison.bitExact() && static_cast<int64_t>(ours.size()) == count;
     row.maxAbsErr = comparison.maxAbsErr;
     row.passed = row.bitExact && outside == 0;

@@ -25,6 +25,7 @@
 #include "harness/host_tensor.h"
 #include "harness/suite.h"
 #include "harness/timing.h"
+#include "harness/view_checks.h"
 
 namespace gradkit::cli {
 namespace {
@@ -68,31 +69,6 @@ Specs parseSpecs(const json& testCase, aclDataType dtype) {
   return {tensor("input", {dtype, shape, seed, data}), tensor("out", {dtype, shape, seed, data}),
           tensor("maskOut", {ACL_UINT8, {maskBytesFor(n)}, seed, ValueSpec{}})};
 }
-
-// Bytes of a storage outside its view that changed.
-int64_t writesOutsideView(const HostTensor& tensor, const std::vector<unsigned char>& before) {
-  const std::vector<bool> covered = coveredElements(tensor.geometry(), tensor.storageElements());
-  const size_t size = tensor.elementSize();
-  int64_t changed = 0;
-  for (size_t b = 0; b < before.size(); ++b) {
-    const size_t element = b / size;
-    const bool inView = element < covered.size() && covered[element];
-    if (!inView && tensor.host()[b] != before[b]) ++changed;
-  }
-  return changed;
-}
-
-std::string hexBytes(const unsigned char* bytes, size_t size) {
-  static const char* digits = "0123456789abcdef";
-  std::string text = "0x";
-  for (size_t i = size; i-- > 0;) {
-    text += digits[bytes[i] >> 4];
-    text += digits[bytes[i] & 15];
-  }
-  return text;
-}
-
-void appendNote(VerifyRow& row, const std::string& note) { row.note += (row.note.empty() ? "" : "; ") + note; }
 
 class DropoutV3Suite : public Suite {
  public:
@@ -169,7 +145,7 @@ class DropoutV3Suite : public Suite {
     const Comparison comparison = compareElements(dtype, ours.data(), golden.data(), n);
     const auto maskCount = static_cast<int64_t>(goldenMask.size());
     const Comparison maskComparison = compareElements(ACL_UINT8, oursMask.data(), goldenMask.data(), maskCount);
-    const int64_t outside = writesOutsideView(out, outBefore) + writesOutsideView(mask, maskBefore);
+    const int64_t outside = changedBytesOutsideView(out, outBefore) + changedBytesOutsideView(mask, maskBefore);
     const bool inputKept = input.host() == inputBefore;
     row.bitExact = comparison.bitExact() && maskComparison.bitExact();
     row.maxAbsErr = comparison.maxAbsErr;

@@ -14,6 +14,7 @@
 #include "harness/npy.h"
 #include "harness/peer.h"
 #include "harness/timing.h"
+#include "harness/view_checks.h"
 
 namespace gradkit::cli {
 namespace {
@@ -56,30 +57,6 @@ Specs parseSpecs(const MaskedDropoutOp& op, const json& testCase, aclDataType dt
 double parseAttribute(const MaskedDropoutOp& op, const json& testCase) {
   return testCase.contains(op.attributeKey) ? parseSpecialValue(testCase[op.attributeKey]) : op.attributeDefault;
 }
-
-std::string hexBytes(const unsigned char* bytes, size_t size) {
-  static const char* digits = "0123456789abcdef";
-  std::string text = "0x";
-  for (size_t i = size; i-- > 0;) {  // little-endian storage, most significant byte first
-    text += digits[bytes[i] >> 4];
-    text += digits[bytes[i] & 15];
-  }
-  return text;
-}
-
-// Elements of the output's storage outside its view must keep the sentinel.
-int64_t writesOutsideView(const HostTensor& out, const std::vector<unsigned char>& before) {
-  const std::vector<bool> covered = coveredElements(out.geometry(), out.storageElements());
-  const size_t size = out.elementSize();
-  int64_t changed = 0;
-  for (size_t e = 0; e < covered.size(); ++e) {
-    if (!covered[e] && std::memcmp(out.host().data() + e * size, before.data() + e * size, size) != 0) ++changed;
-  }
-  for (size_t b = covered.size() * size; b < before.size(); ++b) changed += out.host()[b] != before[b] ? 1 : 0;
-  return changed;
-}
-
-void appendNote(VerifyRow& row, const std::string& note) { row.note += (row.note.empty() ? "" : "; ") + note; }
 
 }  // namespace
 
@@ -159,7 +136,7 @@ std::vector<VerifyRow> MaskedDropoutSuite::verify(const json& testCase, const Ve
   const std::vector<unsigned char> ours = out.dense();
 
   const Comparison comparison = compareElements(outDtype, ours.data(), golden.data(), n);
-  const int64_t outside = writesOutsideView(out, outBefore);
+  const int64_t outside = changedBytesOutsideView(out, outBefore);
   row.bitExact = comparison.bitExact();
   row.maxAbsErr = comparison.maxAbsErr;
   row.maxRelErr = comparison.maxRelErr;

@@ -23,6 +23,7 @@
 #include "harness/peer.h"
 #include "harness/suite.h"
 #include "harness/timing.h"
+#include "harness/view_checks.h"
 
 namespace gradkit::cli {
 namespace {
@@ -98,29 +99,6 @@ Specs parseSpecs(const json& testCase, aclDataType dtype) {
   return {tensor("gradOutput", false), tensor("self", true), tensor("out", false)};
 }
 
-std::string hexBytes(const unsigned char* bytes, size_t size) {
-  static const char* digits = "0123456789abcdef";
-  std::string text = "0x";
-  for (size_t i = size; i-- > 0;) {  // little-endian storage, most significant byte first
-    text += digits[bytes[i] >> 4];
-    text += digits[bytes[i] & 15];
-  }
-  return text;
-}
-
-// Elements of out's storage outside its view must keep the sentinel.
-int64_t writesOutsideView(const HostTensor& out, const std::vector<unsigned char>& before) {
-  const std::vector<bool> covered = coveredElements(out.geometry(), out.storageElements());
-  const size_t size = out.elementSize();
-  int64_t changed = 0;
-  for (size_t e = 0; e < covered.size(); ++e) {
-    if (!covered[e] && std::memcmp(out.host().data() + e * size, before.data() + e * size, size) != 0) ++changed;
-  }
-  // Bytes past the storage the view needs (the allocation's minimum of one element).
-  for (size_t b = covered.size() * size; b < before.size(); ++b) changed += out.host()[b] != before[b] ? 1 : 0;
-  return changed;
-}
-
 class ThresholdBackwardSuite : public Suite {
  public:
   std::string name() const override { return "threshold_backward"; }
@@ -192,7 +170,7 @@ class ThresholdBackwardSuite : public Suite {
     const std::vector<unsigned char> ours = out.dense();
 
     const Comparison comparison = compareElements(dtype, ours.data(), golden.data(), n);
-    const int64_t outside = writesOutsideView(out, outBefore);
+    const int64_t outside = changedBytesOutsideView(out, outBefore);
     const bool inputsKept = grad.host() == gradBefore && self.host() == selfBefore;
     row.bitExact = comparison.bitExact();
     row.maxAbsErr = comparison.maxAbsErr;
