@@ -32,6 +32,7 @@
 #include "harness/host_tensor.h"
 #include "harness/suite.h"
 #include "harness/timing.h"
+#include "harness/two_phase.h"
 #include "harness/view_checks.h"
 
 namespace gradkit::cli {
@@ -104,31 +105,14 @@ class GenMaskSuiteBase : public Suite {
     const AclTensorPtr outTensor = out.makeAclTensor();
     const AclIntArrayPtr shape = makeShape(args.shape);
 
-    uint64_t workspaceSize = 0;
-    aclOpExecutor* executor = nullptr;
-    const aclnnStatus status = plan(args, shape.get(), outTensor.get(), &workspaceSize, &executor);
-    if (status != ACLNN_SUCCESS || expectStatus != 0) {
-      const std::string message = status != ACLNN_SUCCESS ? recentErrorText() : "";
-      out.download();
-      const bool untouched = out.host() == before;
-      row.passed = status == expectStatus && untouched;
-      row.bitExact = row.passed;
-      row.note = "GetWorkspaceSize returned " + std::to_string(status) + " (expected " + std::to_string(expectStatus) +
-                 ")" + (message.empty() ? "" : ": " + message) +
-                 (untouched ? "" : "; out was written by a rejected call");
-      if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
-      return {row};
-    }
-    void* workspace = nullptr;
-    if (workspaceSize > 0 && aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-      throw HarnessError("aclrtMalloc of a " + std::to_string(workspaceSize) + "-byte workspace failed");
-    }
-    const aclnnStatus runStatus = run(workspace, workspaceSize, executor, context.stream);
-    const aclError syncStatus = aclrtSynchronizeStream(context.stream);
-    if (workspace != nullptr) aclrtFree(workspace);
-    if (runStatus != ACLNN_SUCCESS || syncStatus != ACL_SUCCESS) {
-      row.note = "the second phase returned " + std::to_string(runStatus) + ", aclrtSynchronizeStream " +
-                 std::to_string(syncStatus) + ": " + recentErrorText();
+    const PlanCall planCall = [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
+      return plan(args, shape.get(), outTensor.get(), workspaceSize, executor);
+    };
+    const RunCall runCall = [this](void* workspace, uint64_t size, aclOpExecutor* executor, aclrtStream stream) {
+      return run(workspace, size, executor, stream);
+    };
+    if (!runTwoPhase(v2_ ? "aclnnDropoutGenMaskV2" : "aclnnDropoutGenMask", planCall, runCall, context.stream,
+                     expectStatus, {{&out, &before}}, row)) {
       return {row};
     }
     out.download();

@@ -25,6 +25,7 @@
 #include "harness/host_tensor.h"
 #include "harness/suite.h"
 #include "harness/timing.h"
+#include "harness/two_phase.h"
 #include "harness/view_checks.h"
 
 namespace gradkit::cli {
@@ -98,35 +99,13 @@ class DropoutV3Suite : public Suite {
     const AclTensorPtr outTensor = out.makeAclTensor();
     const AclTensorPtr maskTensor = mask.makeAclTensor();
 
-    uint64_t workspaceSize = 0;
-    aclOpExecutor* executor = nullptr;
-    const aclnnStatus status = aclnnDropoutV3GetWorkspaceSize(
-        inputTensor.get(), args.noiseShape ? inputTensor.get() : nullptr, args.p, args.seed, args.offset,
-        outTensor.get(), maskTensor.get(), &workspaceSize, &executor);
-    if (status != ACLNN_SUCCESS || expectStatus != 0) {
-      const std::string message = status != ACLNN_SUCCESS ? recentErrorText() : "";
-      out.download();
-      mask.download();
-      const bool untouched = out.host() == outBefore && mask.host() == maskBefore;
-      row.passed = status == expectStatus && untouched;
-      row.bitExact = row.passed;
-      row.note = "GetWorkspaceSize returned " + std::to_string(status) + " (expected " + std::to_string(expectStatus) +
-                 ")" + (message.empty() ? "" : ": " + message) +
-                 (untouched ? "" : "; an output was written by a rejected call");
-      if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
-      return {row};
-    }
-
-    void* workspace = nullptr;
-    if (workspaceSize > 0 && aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-      throw HarnessError("aclrtMalloc of a " + std::to_string(workspaceSize) + "-byte workspace failed");
-    }
-    const aclnnStatus runStatus = aclnnDropoutV3(workspace, workspaceSize, executor, context.stream);
-    const aclError syncStatus = aclrtSynchronizeStream(context.stream);
-    if (workspace != nullptr) aclrtFree(workspace);
-    if (runStatus != ACLNN_SUCCESS || syncStatus != ACL_SUCCESS) {
-      row.note = "aclnnDropoutV3 returned " + std::to_string(runStatus) + ", aclrtSynchronizeStream " +
-                 std::to_string(syncStatus) + ": " + recentErrorText();
+    const PlanCall plan = [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
+      return aclnnDropoutV3GetWorkspaceSize(inputTensor.get(), args.noiseShape ? inputTensor.get() : nullptr, args.p,
+                                            args.seed, args.offset, outTensor.get(), maskTensor.get(), workspaceSize,
+                                            executor);
+    };
+    if (!runTwoPhase("aclnnDropoutV3", plan, aclnnDropoutV3, context.stream, expectStatus,
+                     {{&out, &outBefore}, {&mask, &maskBefore}}, row)) {
       return {row};
     }
     input.download();

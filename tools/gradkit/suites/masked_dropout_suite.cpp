@@ -14,6 +14,7 @@
 #include "harness/npy.h"
 #include "harness/peer.h"
 #include "harness/timing.h"
+#include "harness/two_phase.h"
 #include "harness/view_checks.h"
 
 namespace gradkit::cli {
@@ -83,33 +84,10 @@ std::vector<VerifyRow> MaskedDropoutSuite::verify(const json& testCase, const Ve
   const AclTensorPtr maskTensor = mask.makeAclTensor();
   const AclTensorPtr outTensor = out.makeAclTensor();
 
-  uint64_t workspaceSize = 0;
-  aclOpExecutor* executor = nullptr;
-  const aclnnStatus status =
-      op_.plan(inputTensor.get(), maskTensor.get(), attribute, outTensor.get(), &workspaceSize, &executor);
-  if (status != ACLNN_SUCCESS || expectStatus != 0) {
-    const std::string message = status != ACLNN_SUCCESS ? recentErrorText() : "";
-    out.download();
-    const bool untouched = out.host() == outBefore;
-    row.passed = status == expectStatus && untouched;
-    row.bitExact = row.passed;
-    row.note = "GetWorkspaceSize returned " + std::to_string(status) + " (expected " + std::to_string(expectStatus) +
-               ")" + (message.empty() ? "" : ": " + message) +
-               (untouched ? "" : "; the output was written by a rejected call");
-    if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
-    return {row};
-  }
-
-  void* workspace = nullptr;
-  if (workspaceSize > 0 && aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-    throw HarnessError("aclrtMalloc of a " + std::to_string(workspaceSize) + "-byte workspace failed");
-  }
-  const aclnnStatus runStatus = op_.run(workspace, workspaceSize, executor, context.stream);
-  const aclError syncStatus = aclrtSynchronizeStream(context.stream);
-  if (workspace != nullptr) aclrtFree(workspace);
-  if (runStatus != ACLNN_SUCCESS || syncStatus != ACL_SUCCESS) {
-    row.note = "the second phase returned " + std::to_string(runStatus) + ", aclrtSynchronizeStream " +
-               std::to_string(syncStatus) + ": " + recentErrorText();
+  const PlanCall plan = [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return op_.plan(inputTensor.get(), maskTensor.get(), attribute, outTensor.get(), workspaceSize, executor);
+  };
+  if (!runTwoPhase(op_.name, plan, op_.run, context.stream, expectStatus, {{&out, &outBefore}}, row)) {
     return {row};
   }
   input.download();

@@ -23,6 +23,7 @@
 #include "harness/peer.h"
 #include "harness/suite.h"
 #include "harness/timing.h"
+#include "harness/two_phase.h"
 #include "harness/view_checks.h"
 
 namespace gradkit::cli {
@@ -128,33 +129,12 @@ class ThresholdBackwardSuite : public Suite {
     const AclTensorPtr outTensor = out.makeAclTensor();
     const AclScalarPtr thresholdScalar = makeAclScalar(threshold.dtype, threshold.value);
 
-    uint64_t workspaceSize = 0;
-    aclOpExecutor* executor = nullptr;
-    const aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(
-        gradTensor.get(), selfTensor.get(), thresholdScalar.get(), outTensor.get(), &workspaceSize, &executor);
-    if (status != ACLNN_SUCCESS || expectStatus != 0) {
-      const std::string message = status != ACLNN_SUCCESS ? recentErrorText() : "";
-      out.download();
-      const bool untouched = out.host() == outBefore;
-      row.passed = status == expectStatus && untouched;
-      row.bitExact = row.passed;
-      row.note = "GetWorkspaceSize returned " + std::to_string(status) + " (expected " + std::to_string(expectStatus) +
-                 ")" + (message.empty() ? "" : ": " + message) +
-                 (untouched ? "" : "; out was written by a rejected call");
-      if (status == ACLNN_SUCCESS && executor != nullptr) aclDestroyAclOpExecutor(executor);
-      return {row};
-    }
-
-    void* workspace = nullptr;
-    if (workspaceSize > 0 && aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-      throw HarnessError("aclrtMalloc of a " + std::to_string(workspaceSize) + "-byte workspace failed");
-    }
-    const aclnnStatus runStatus = aclnnThresholdBackward(workspace, workspaceSize, executor, context.stream);
-    const aclError syncStatus = aclrtSynchronizeStream(context.stream);
-    if (workspace != nullptr) aclrtFree(workspace);
-    if (runStatus != ACLNN_SUCCESS || syncStatus != ACL_SUCCESS) {
-      row.note = "aclnnThresholdBackward returned " + std::to_string(runStatus) + ", aclrtSynchronizeStream " +
-                 std::to_string(syncStatus) + ": " + recentErrorText();
+    const PlanCall plan = [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
+      return aclnnThresholdBackwardGetWorkspaceSize(gradTensor.get(), selfTensor.get(), thresholdScalar.get(),
+                                                    outTensor.get(), workspaceSize, executor);
+    };
+    if (!runTwoPhase("aclnnThresholdBackward", plan, aclnnThresholdBackward, context.stream, expectStatus,
+                     {{&out, &outBefore}}, row)) {
       return {row};
     }
     grad.download();
