@@ -4,13 +4,18 @@
 #   ./run.sh test           install, build, run the whole test suite (GoogleTest via ctest, pytest, sanitizer build)
 #   ./run.sh bench [ARGS]   install, build, run `gradkit bench ARGS`
 #   ./run.sh build          install and build only
+#   ./run.sh packages       print the Debian packages that run.sh installs
 #   ./run.sh torch-venv     create ${GRADKIT_TORCH_VENV:-~/.cache/gradkit/torch-venv} with a current PyTorch from PyPI
 #                           (pip install torch numpy pytest) when missing: the live dropout cross-check uses it
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(cmake ninja-build g++ pkg-config ccache clang-format libhwy-dev libdnnl-dev nlohmann-json3-dev libcli11-dev
-          libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch)
+# Everything the build and the tests use (`./run.sh packages` prints it; `./run.sh test` proves it complete with
+# tools/check_build_deps.py). ocl-icd-opencl-dev: Debian's libdnnl-dev only recommends it, yet its CMake config
+# needs the OpenCL library and headers at configure time (no OpenCL device is needed at run time).
+# strace: the dependency check traces a configure with it.
+PACKAGES=(cmake ninja-build g++ pkg-config ccache clang-format strace libhwy-dev libdnnl-dev ocl-icd-opencl-dev
+          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch)
 
 install_packages() {
   local missing=()
@@ -46,6 +51,9 @@ case "$command" in
     build build
     exec build/bin/gradkit bench "$@"
     ;;
+  packages)
+    echo "${PACKAGES[@]}"
+    ;;
   build)
     install_packages
     build build
@@ -61,6 +69,8 @@ case "$command" in
     # The same GoogleTest suites under AddressSanitizer + UndefinedBehaviorSanitizer.
     build build-sanitize -DGRADKIT_SANITIZE=ON -DGRADKIT_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
     ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E '^(pytest|example\.)'
+    # Every file the configure, the builds and the pytest run read comes from a package installed above.
+    /usr/bin/python3 tools/check_build_deps.py --build build --build build-sanitize --imports build/python-imports.txt
     ;;
   torch-venv)
     venv=${GRADKIT_TORCH_VENV:-$HOME/.cache/gradkit/torch-venv}
@@ -74,7 +84,7 @@ case "$command" in
     fi
     ;;
   *)
-    echo "usage: ./run.sh verify|test|bench|build|torch-venv [ARGS]" >&2
+    echo "usage: ./run.sh verify|test|bench|build|packages|torch-venv [ARGS]" >&2
     exit 2
     ;;
 esac
