@@ -41,8 +41,12 @@ const char* kindName(MemoryKind kind) {
 }
 
 std::string describeAllocation(const Allocation& allocation) {
-  return std::to_string(allocation.size) + "-byte " + kindName(allocation.kind) + " at " +
-         pointerString(allocation.base);
+  std::string text =
+      std::to_string(allocation.size) + "-byte " + kindName(allocation.kind) + " at " + pointerString(allocation.base);
+  if (allocation.requested != allocation.size) {
+    text += " (" + std::to_string(allocation.requested) + " bytes requested, rounded up as CANN does)";
+  }
+  return text;
 }
 
 /** Checks one side of a copy. `deviceKind`: the copy kind that says this side is device memory, or null. */
@@ -72,15 +76,22 @@ aclError checkSide(const char* api, const char* arg, const void* pointer, size_t
 
 }  // namespace
 
+size_t usableSize(size_t size, MemoryKind kind) {
+  constexpr size_t kDeviceGranule = 32;
+  if (kind == MemoryKind::Host) return size;
+  return (size + kDeviceGranule - 1) / kDeviceGranule * kDeviceGranule + kDeviceGranule;
+}
+
 void* allocateTracked(size_t size, MemoryKind kind, int policy) {
   if (size == 0 || size > kLargestAllocation) return nullptr;
-  const size_t rounded = (size + kMemoryAlignment - 1) / kMemoryAlignment * kMemoryAlignment;
+  const size_t usable = usableSize(size, kind);
+  const size_t rounded = (usable + kMemoryAlignment - 1) / kMemoryAlignment * kMemoryAlignment;
   void* memory = std::aligned_alloc(kMemoryAlignment, rounded);
   if (memory == nullptr) return nullptr;
   try {
     MemoryTable& memoryTable = table();
     std::lock_guard<std::mutex> lock(memoryTable.mutex);
-    memoryTable.byBase[address(memory)] = Allocation{static_cast<unsigned char*>(memory), size, kind, policy};
+    memoryTable.byBase[address(memory)] = Allocation{static_cast<unsigned char*>(memory), usable, size, kind, policy};
   } catch (const std::bad_alloc&) {
     std::free(memory);
     return nullptr;

@@ -11,7 +11,15 @@ namespace gradkit::rt {
 /** Alignment of every tracked allocation, in bytes. */
 inline constexpr size_t kMemoryAlignment = 64;
 
-/** Allocates and registers `size` bytes (> 0); nullptr when the system cannot provide them. */
+/**
+ * The usable size of an allocation of `size` bytes. Device memory is rounded as CANN's aclrtMalloc rounds it: up to
+ * a multiple of 32 bytes, plus 32 (16 -> 64, 64 -> 96), so programs written for an NPU that touch those bytes work;
+ * host memory (aclrtMallocHost) is not rounded.
+ */
+size_t usableSize(size_t size, MemoryKind kind);
+
+/** Allocates and registers `size` bytes (> 0) with usableSize() bytes behind them; nullptr when the system cannot
+ * provide them. */
 void* allocateTracked(size_t size, MemoryKind kind, int policy);
 
 /** What releaseTracked() found. */

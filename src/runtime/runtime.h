@@ -47,7 +47,8 @@ enum class MemoryKind { Device, Host };  // aclrtMalloc, aclrtMallocHost
 /** One live tracked allocation. */
 struct Allocation {
   const unsigned char* base = nullptr;
-  size_t size = 0;
+  size_t size = 0;       // usable bytes (what copies and tensors may touch)
+  size_t requested = 0;  // bytes asked for; device memory is rounded up from it (usableSize)
   MemoryKind kind = MemoryKind::Device;
   int policy = 0;  // aclrtMemMallocPolicy as given (device memory only)
 };

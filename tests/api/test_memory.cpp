@@ -1,6 +1,8 @@
 // Tracked memory: allocation, freeing, every copy kind, destMax and overrun checks, memset.
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "api_test_util.h"
@@ -32,16 +34,42 @@ TEST_F(ApiMemory, MallocIsAlignedTrackedAndFreed) {
     ASSERT_EQ(aclrtMalloc(&device, size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     ASSERT_NE(device, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(device) % 64, 0u);
-    const auto allocation = gradkit::rt::findAllocation(static_cast<char*>(device) + size - 1);
+    const size_t usable = (size + 31) / 32 * 32 + 32;  // CANN's rounding
+    const auto allocation = gradkit::rt::findAllocation(static_cast<char*>(device) + usable - 1);
     ASSERT_TRUE(allocation.has_value());
     EXPECT_EQ(allocation->base, device);
-    EXPECT_EQ(allocation->size, size);
+    EXPECT_EQ(allocation->size, usable);
+    EXPECT_EQ(allocation->requested, size);
     EXPECT_EQ(allocation->kind, gradkit::rt::MemoryKind::Device);
-    EXPECT_FALSE(gradkit::rt::findAllocation(static_cast<char*>(device) + size).has_value() &&
-                 gradkit::rt::findAllocation(static_cast<char*>(device) + size)->base == device);
+    EXPECT_FALSE(gradkit::rt::findAllocation(static_cast<char*>(device) + usable).has_value() &&
+                 gradkit::rt::findAllocation(static_cast<char*>(device) + usable)->base == device);
     EXPECT_EQ(aclrtFree(device), ACL_SUCCESS);
     EXPECT_FALSE(gradkit::rt::findAllocation(device).has_value());
   }
+}
+
+TEST_F(ApiMemory, DeviceMallocRoundsAsCannAndHostMallocDoesNot) {
+  // CANN rounds device allocations up to a multiple of 32 bytes and adds 32; upstream's GenMaskV2 example copies
+  // 64 bytes out of a 16-byte allocation.
+  const std::pair<size_t, size_t> expected[] = {{1, 64}, {16, 64}, {32, 64}, {33, 96}, {64, 96}, {1000, 1056}};
+  for (const auto& [requested, usable] : expected) {
+    void* device = nullptr;
+    ASSERT_EQ(aclrtMalloc(&device, requested, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    std::vector<unsigned char> host(usable + 1, 0x5A);
+    EXPECT_EQ(aclrtMemcpy(device, usable, host.data(), usable, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS) << requested;
+    EXPECT_EQ(aclrtMemcpy(host.data(), usable, device, usable, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS) << requested;
+    EXPECT_EQ(aclrtMemcpy(host.data(), usable + 1, device, usable + 1, ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_ERROR_INVALID_PARAM)
+        << requested;
+    EXPECT_TRUE(mentions(recentError(), {std::to_string(usable) + "-byte device memory",
+                                         std::to_string(requested) + " bytes requested", "1 bytes past"}));
+    EXPECT_EQ(aclrtFree(device), ACL_SUCCESS);
+  }
+  void* host = nullptr;
+  ASSERT_EQ(aclrtMallocHost(&host, 16), ACL_SUCCESS);
+  std::vector<unsigned char> bytes(17);
+  EXPECT_EQ(aclrtMemcpy(bytes.data(), 17, host, 17, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclrtFreeHost(host), ACL_SUCCESS);
 }
 
 TEST_F(ApiMemory, MallocRecordsEveryValidPolicy) {
@@ -135,8 +163,9 @@ class ApiMemcpy : public ApiFixture {
  protected:
   void SetUp() override {
     ApiFixture::SetUp();
-    ASSERT_EQ(aclrtMalloc(&deviceA_, kSize, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-    ASSERT_EQ(aclrtMalloc(&deviceB_, kSize, ACL_MEM_MALLOC_NORMAL_ONLY), ACL_SUCCESS);
+    // 64 requested bytes are kSize usable ones after CANN's rounding (up to 32, plus 32).
+    ASSERT_EQ(aclrtMalloc(&deviceA_, kSize - 32, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&deviceB_, kSize - 32, ACL_MEM_MALLOC_NORMAL_ONLY), ACL_SUCCESS);
     ASSERT_EQ(aclrtMallocHost(&pinned_, kSize), ACL_SUCCESS);
   }
   void TearDown() override {
