@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_dropout_gen_mask_v2.h"
+#include "aclnnop/aclnn_dropout_gen_mask.h"
 
 #define CHECK_RET(cond, ...) \
   do {                       \

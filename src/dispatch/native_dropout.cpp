@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "aclnnop/aclnn_dropout_do_mask.h"
-#include "aclnnop/aclnn_dropout_gen_mask_v2.h"
+#include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
 #include "core/check.h"
 #include "core/error.h"

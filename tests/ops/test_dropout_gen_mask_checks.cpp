@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "aclnnop/aclnn_dropout_gen_mask.h"
-#include "aclnnop/aclnn_dropout_gen_mask_v2.h"
 #include "ops/op_test_util.h"
 
 namespace gradkit::test {

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "aclnnop/aclnn_dropout_gen_mask.h"
-#include "aclnnop/aclnn_dropout_gen_mask_v2.h"
 #include "core/parallel.h"
 #include "golden/dropout_gen_mask.h"
 #include "hwy/targets.h"

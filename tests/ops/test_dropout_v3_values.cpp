@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "aclnnop/aclnn_dropout_gen_mask_v2.h"
+#include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
 #include "core/parallel.h"
 #include "golden/dropout_v3.h"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "aclnnop/aclnn_dropout_gen_mask_v2.h"
+#include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "gradkit/native_dropout.h"
 #include "ops/random_data.h"
 #include "ops/test_native_dropout_util.h"

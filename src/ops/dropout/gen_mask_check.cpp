@@ -44,6 +44,14 @@ aclnnStatus checkProbability(const char* api, const char* name, double prob) {
   return fail(ACLNN_ERR_PARAM_INVALID, api, name, "a drop probability in [0, 1]", formatDouble(prob));
 }
 
+// A device scalar argument: exactly one element, rank <= 8.
+aclnnStatus checkOneElement(const char* api, const char* name, const aclTensor& tensor) {
+  GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, name, tensor, 8));
+  if (tensor.numel() == 1) return ACLNN_SUCCESS;
+  return fail(ACLNN_ERR_PARAM_INVALID, api, name, "exactly one element (shape [1])",
+              std::to_string(tensor.numel()) + " elements, shape " + tensor.shapeString());
+}
+
 }  // namespace
 
 int64_t dropoutShapeNumel(const aclIntArray& shape) {
@@ -79,6 +87,20 @@ aclnnStatus checkDropoutGenMask(const char* api, const aclIntArray* shape, doubl
                 std::to_string(out->numel()) + " elements, shape " + out->shapeString());
   }
   return ACLNN_SUCCESS;
+}
+
+aclnnStatus checkDropoutGenMaskV2Tensor(const aclIntArray* shape, double prob, const aclTensor* seedTensor,
+                                        const aclTensor* offsetTensor, aclDataType probDataType, const aclTensor* out,
+                                        const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+  const char* api = kDropoutGenMaskV2TensorApi;
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "shape", shape));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "seedTensor", seedTensor));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "offsetTensor", offsetTensor));
+  GRADKIT_RETURN_IF_ERROR(checkDropoutGenMask(api, shape, prob, probDataType, out, workspaceSize, executor));
+  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "seedTensor", *seedTensor, {ACL_INT32, ACL_INT64}));
+  GRADKIT_RETURN_IF_ERROR(checkOneElement(api, "seedTensor", *seedTensor));
+  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "offsetTensor", *offsetTensor, {ACL_INT64}));
+  return checkOneElement(api, "offsetTensor", *offsetTensor);
 }
 
 }  // namespace gradkit::ops

@@ -10,6 +10,7 @@ namespace gradkit::ops {
 
 inline constexpr const char* kDropoutGenMaskApi = "aclnnDropoutGenMask";
 inline constexpr const char* kDropoutGenMaskV2Api = "aclnnDropoutGenMaskV2";
+inline constexpr const char* kDropoutGenMaskV2TensorApi = "aclnnDropoutGenMaskV2Tensor";
 
 /**
  * Returns ACLNN_SUCCESS or the first failing rule's code (with its message recorded): shape/out null
@@ -20,6 +21,15 @@ inline constexpr const char* kDropoutGenMaskV2Api = "aclnnDropoutGenMaskV2";
 aclnnStatus checkDropoutGenMask(const char* api, const aclIntArray* shape, double prob,
                                 std::optional<aclDataType> probDataType, const aclTensor* out,
                                 const uint64_t* workspaceSize, aclOpExecutor* const* executor);
+
+/**
+ * aclnnDropoutGenMaskV2Tensor: seedTensor / offsetTensor null (161001), then every rule of checkDropoutGenMask
+ * (V2), then (161002) seedTensor not INT32 or INT64, seedTensor not exactly one element, offsetTensor not INT64,
+ * offsetTensor not exactly one element (any rank <= 8 holding one element, 0-d included).
+ */
+aclnnStatus checkDropoutGenMaskV2Tensor(const aclIntArray* shape, double prob, const aclTensor* seedTensor,
+                                        const aclTensor* offsetTensor, aclDataType probDataType, const aclTensor* out,
+                                        const uint64_t* workspaceSize, aclOpExecutor* const* executor);
 
 /** The element count of a checked shape (1 for []). */
 int64_t dropoutShapeNumel(const aclIntArray& shape);

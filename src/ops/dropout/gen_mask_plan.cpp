@@ -28,17 +28,18 @@ void fillDropoutMask(uint8_t* mask, int64_t bytes, uint8_t value) {
               [&](int64_t begin, int64_t end) { std::memset(mask + begin, value, static_cast<size_t>(end - begin)); });
 }
 
-GenMaskPlan planDropoutGenMask(int64_t n, double prob, int64_t seed, int64_t offset, const aclTensor& out) {
+GenMaskPlan planDropoutGenMask(int64_t n, double prob, int64_t seed, int64_t offset, const aclTensor& out,
+                               bool epsilonFills) {
   GenMaskPlan plan;
   plan.out = out;
   plan.n = n;
   plan.maskBytes = dropoutMaskBytes(n);
   // Upstream's short-cuts: a probability within DBL_EPSILON of 0 keeps everything, of 1 drops everything,
   // padding bits included.
-  if (std::fabs(prob) <= DBL_EPSILON) {
+  if (epsilonFills && std::fabs(prob) <= DBL_EPSILON) {
     plan.fill = true;
     plan.fillByte = 0xFF;
-  } else if (std::fabs(prob - 1.0) <= DBL_EPSILON) {
+  } else if (epsilonFills && std::fabs(prob - 1.0) <= DBL_EPSILON) {
     plan.fill = true;
     plan.fillByte = 0x00;
   } else {
@@ -50,12 +51,12 @@ GenMaskPlan planDropoutGenMask(int64_t n, double prob, int64_t seed, int64_t off
   return plan;
 }
 
-aclnnStatus GenMaskPlan::run(void* workspace) const {
+aclnnStatus GenMaskPlan::runWith(void* workspace, const kernels::MaskStream& maskStream) const {
   auto* mask = static_cast<uint8_t*>(stageOut ? workspace : out.firstElement());
   if (fill) {
     fillDropoutMask(mask, maskBytes, fillByte);
   } else {
-    writeDropoutMask(stream, n, maskBytes, mask, scalarKernel);
+    writeDropoutMask(maskStream, n, maskBytes, mask, scalarKernel);
   }
   if (stageOut) copyFromContiguous(mask, out);
   return ACLNN_SUCCESS;

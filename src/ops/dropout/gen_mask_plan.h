@@ -34,10 +34,21 @@ struct GenMaskPlan {
   bool scalarKernel = false;
 
   /** Runs the op with `workspace` (at least workspaceBytes). */
-  aclnnStatus run(void* workspace) const;
+  aclnnStatus run(void* workspace) const { return runWith(workspace, stream); }
+
+  /**
+   * Runs the op with `maskStream` instead of the planned stream (GenMaskV2Tensor, whose seed and offset are only
+   * known at run time); a fill ignores it.
+   */
+  aclnnStatus runWith(void* workspace, const kernels::MaskStream& maskStream) const;
 };
 
-/** Plans a checked call whose out is not empty. */
-GenMaskPlan planDropoutGenMask(int64_t n, double prob, int64_t seed, int64_t offset, const aclTensor& out);
+/**
+ * Plans a checked call whose out is not empty. `epsilonFills`: a prob within DBL_EPSILON of 0 or 1 fills the mask
+ * (GenMask's rule); aclnnDropout, which only skips the generator for p exactly 0 or 1, passes false and gets the
+ * Philox stream for every other p.
+ */
+GenMaskPlan planDropoutGenMask(int64_t n, double prob, int64_t seed, int64_t offset, const aclTensor& out,
+                               bool epsilonFills = true);
 
 }  // namespace gradkit::ops

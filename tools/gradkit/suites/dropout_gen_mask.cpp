@@ -23,7 +23,6 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_dropout_gen_mask.h"
-#include "aclnnop/aclnn_dropout_gen_mask_v2.h"
 #include "core/parallel.h"
 #include "golden/dropout_gen_mask.h"
 #include "harness/compare.h"
