@@ -19,9 +19,9 @@ extern "C" aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* g
 
   aclOpExecutor* planned = gradkit::newExecutor(kThresholdBackwardApi);
   if (planned == nullptr) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-  if (!gradOutput->isEmpty()) {
+  if (!out->isEmpty()) {  // out is empty exactly when gradOutput or self is: nothing to compute
     auto plan = std::make_shared<const gradkit::ops::ThresholdBackwardPlan>(
-        gradkit::ops::planThresholdBackward(*gradOutput, *self, *out));
+        gradkit::ops::planThresholdBackward(*gradOutput, *self, *threshold, *out));
     planned->workspaceSize = plan->workspaceBytes;
     planned->body = [plan](void* workspace) { return plan->run(workspace); };
   }

@@ -1,4 +1,5 @@
-// Argument validation of aclnnThresholdBackwardGetWorkspaceSize, in upstream's order (spec 2.3).
+// Argument validation of aclnnThresholdBackwardGetWorkspaceSize, as the mainline op (spec 2.5): nullness,
+// dtypes (by GRADKIT_SOC profile), the threshold of INT64 calls, ranks, broadcast shapes.
 #pragma once
 
 #include <cstdint>

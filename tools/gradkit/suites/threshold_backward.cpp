@@ -3,10 +3,13 @@
 // the peer.
 //
 // Case keys (besides name, dtype, shape, seed; see harness/tensor_spec.h for the tensor keys):
-//   "gradOutput", "self", "out": tensor specs (out's values are ignored: its storage starts as a sentinel)
-//   "threshold":     {"dtype": "int32", "value": 0} (the default)
+//   "gradOutput", "self", "out": tensor specs (out's values are ignored: its storage starts as a sentinel);
+//                    the case shape is every tensor's default, so a broadcast case gives gradOutput or self
+//                    its own "shape"
+//   "threshold":     {"dtype": "int32", "value": 0} (the default); value may be "nan", "inf", "-0", ...
 //   "expect_status": the status GetWorkspaceSize must return (default 0: success, then compare)
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -100,6 +103,16 @@ Specs parseSpecs(const json& testCase, aclDataType dtype) {
   return {tensor("gradOutput", false), tensor("self", true), tensor("out", false)};
 }
 
+// The threshold for the peer's command line: integers as integers (PyTorch reads an int Scalar differently).
+std::string formatThreshold(const ThresholdSpec& threshold) {
+  const bool integer = threshold.dtype != ACL_FLOAT && threshold.dtype != ACL_FLOAT16 && threshold.dtype != ACL_BF16 &&
+                       threshold.dtype != ACL_DOUBLE;
+  if (integer) return std::to_string(static_cast<int64_t>(threshold.value));
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", threshold.value);
+  return text;
+}
+
 class ThresholdBackwardSuite : public Suite {
  public:
   std::string name() const override { return "threshold_backward"; }
@@ -142,11 +155,12 @@ class ThresholdBackwardSuite : public Suite {
     out.download();
 
     // The golden runs on dense copies of the inputs as generated.
-    const int64_t n = specs.grad.numel();
+    const int64_t n = specs.out.numel();
     const std::vector<unsigned char> gradDense = gatherDense(grad.geometry(), gradBefore.data(), grad.elementSize());
     const std::vector<unsigned char> selfDense = gatherDense(self.geometry(), selfBefore.data(), self.elementSize());
-    std::vector<unsigned char> golden(gradDense.size());
-    golden::thresholdBackward(dtype, gradDense.data(), selfDense.data(), golden.data(), n);
+    std::vector<unsigned char> golden(static_cast<size_t>(n) * out.elementSize());
+    golden::thresholdBackward(dtype, gradDense.data(), specs.grad.shape, selfDense.data(), specs.self.shape,
+                              threshold.dtype, threshold.value, golden.data(), specs.out.shape);
     const std::vector<unsigned char> ours = out.dense();
 
     const Comparison comparison = compareElements(dtype, ours.data(), golden.data(), n);
@@ -192,7 +206,8 @@ class ThresholdBackwardSuite : public Suite {
     const AclTensorPtr gradTensor = grad.makeAclTensor();
     const AclTensorPtr selfTensor = self.makeAclTensor();
     const AclTensorPtr outTensor = out.makeAclTensor();
-    const AclScalarPtr threshold = makeAclScalar(ACL_INT32, 0.0);
+    const ThresholdSpec thresholdSpec = parseThreshold(benchCase);
+    const AclScalarPtr threshold = makeAclScalar(thresholdSpec.dtype, thresholdSpec.value);
 
     // The timed unit is what a caller pays: both phases and the wait for the stream.
     auto runOnce = [&] {
@@ -213,34 +228,38 @@ class ThresholdBackwardSuite : public Suite {
     };
     const double seconds = minSeconds(context.repeat, runOnce);
 
-    const int64_t n = specs.grad.numel();
+    // Each input is read once (a broadcast input is small and stays in cache) and out written once.
+    const int64_t n = specs.out.numel();
     const double elementBytes = static_cast<double>(dtypeSize(dtype));
+    const double bytes = elementBytes * static_cast<double>(specs.grad.numel() + specs.self.numel() + n);
     BenchRow row = makeBenchRow(name(), benchCase["name"].get<std::string>(), dtypeText, seconds,
-                                Work{3.0 * elementBytes * static_cast<double>(n), 0.0, false}, context);
+                                Work{bytes, 0.0, false}, context);
 
     // A fast wrong result is no result: the output must still match the golden.
     out.download();
     std::vector<unsigned char> golden(out.host().size());
-    golden::thresholdBackward(dtype, grad.host().data(), self.host().data(), golden.data(), n);
+    golden::thresholdBackward(dtype, grad.host().data(), specs.grad.shape, self.host().data(), specs.self.shape,
+                              thresholdSpec.dtype, thresholdSpec.value, golden.data(), specs.out.shape);
     const Comparison comparison = compareElements(dtype, out.host().data(), golden.data(), n);
     if (!comparison.bitExact()) row.note = std::to_string(comparison.mismatches) + " elements differ from the golden";
 
-    if (context.peer) timePeer(specs, grad, self, dtypeText, context, row);
+    if (context.peer) timePeer(specs, grad, self, dtypeText, thresholdSpec, context, row);
     return row;
   }
 
  private:
   // PyTorch's threshold_backward with out= on the same data, in a child process.
   static void timePeer(const Specs& specs, const HostTensor& grad, const HostTensor& self, const std::string& dtype,
-                       const BenchContext& context, BenchRow& row) {
+                       const ThresholdSpec& threshold, const BenchContext& context, BenchRow& row) {
     TempDir dir;
     writeNpy(dir.path() / "gradOutput.npy", specs.grad.dtype, specs.grad.shape, grad.host().data());
     writeNpy(dir.path() / "self.npy", specs.self.dtype, specs.self.shape, self.host().data());
     std::string error;
-    row.peerSeconds = runPeer(peerScript("threshold_backward.py"),
-                              {"--dir", dir.path().string(), "--dtype", dtype, "--threads",
-                               std::to_string(context.threads), "--repeat", std::to_string(context.repeat)},
-                              error);
+    row.peerSeconds =
+        runPeer(peerScript("threshold_backward.py"),
+                {"--dir", dir.path().string(), "--dtype", dtype, "--threshold", formatThreshold(threshold), "--threads",
+                 std::to_string(context.threads), "--repeat", std::to_string(context.repeat)},
+                error);
     if (!row.peerSeconds) row.note += (row.note.empty() ? "" : "; ") + error;
   }
 };

@@ -1,4 +1,4 @@
-// ThresholdBackward kernels on dense row-major buffers. They know nothing about aclTensor.
+// ThresholdBackward kernels on rows of raw elements. They know nothing about aclTensor.
 #pragma once
 
 #include <cstdint>
@@ -8,15 +8,29 @@
 namespace gradkit::kernels {
 
 /**
- * out[i] = gradOutput[i] if self[i] > 0 (floating dtypes: or self[i] is NaN), else +0, for i in [0, n).
- * SIMD through Highway's dynamic dispatch. `streamStores` writes `out` with non-temporal stores (for outputs much
- * larger than the last-level cache). `out` may alias `gradOutput` or `self` exactly; no other overlap.
- * dtype: FLOAT, FLOAT16, BF16, INT8, UINT8, INT32, INT64. Single-threaded: the caller splits the range.
+ * The threshold as a kernel reads it (the plan resolves the aclScalar once, docs/threshold_backward.md):
+ *  - FLOAT, FLOAT16, BF16: keep = !(float(self) <= asFloat); a NaN asFloat keeps every element.
+ *  - INT8, UINT8, INT32, INT64: keep = keepAll || self > asInt, where asInt is in the dtype's range.
  */
-void thresholdBackwardSimd(aclDataType dtype, const void* gradOutput, const void* self, void* out, int64_t n,
+struct ThresholdValue {
+  float asFloat = 0.0f;
+  int64_t asInt = 0;
+  bool keepAll = false;
+};
+
+/**
+ * One row of n elements: out[i] = keep(self[i * selfStride]) ? gradOutput[i * gradStride] : +0, i in [0, n).
+ * gradStride and selfStride are 0 (the value broadcasts along the row) or 1; out is dense. SIMD through
+ * Highway's dynamic dispatch. `streamStores` writes `out` with non-temporal stores (for outputs much larger
+ * than the last-level cache). `out` may alias a dense input exactly; no other overlap. dtype: FLOAT, FLOAT16,
+ * BF16, INT8, UINT8, INT32, INT64. Single-threaded: the caller splits the work.
+ */
+void thresholdBackwardSimd(aclDataType dtype, const void* gradOutput, int64_t gradStride, const void* self,
+                           int64_t selfStride, void* out, int64_t n, const ThresholdValue& threshold,
                            bool streamStores);
 
 /** The plain scalar path with the same contract (fallback and cross-check of the SIMD path). */
-void thresholdBackwardScalar(aclDataType dtype, const void* gradOutput, const void* self, void* out, int64_t n);
+void thresholdBackwardScalar(aclDataType dtype, const void* gradOutput, int64_t gradStride, const void* self,
+                             int64_t selfStride, void* out, int64_t n, const ThresholdValue& threshold);
 
 }  // namespace gradkit::kernels
