@@ -30,7 +30,17 @@ std::vector<uint8_t> dropoutGenMask(int64_t n, double prob, int64_t seed, int64_
   const int64_t bytes = (n + 127) / 128 * 16;
   if (std::fabs(prob) <= DBL_EPSILON) return std::vector<uint8_t>(static_cast<size_t>(bytes), 0xFF);
   if (std::fabs(prob - 1.0) <= DBL_EPSILON) return std::vector<uint8_t>(static_cast<size_t>(bytes), 0x00);
+  return dropoutGenMaskStream(n, prob, seed, offset);
+}
 
+int64_t dropoutGenMaskTensorOffset(int64_t offsetTensorValue, int64_t offset) {
+  // Two's complement wrap-around, written without signed overflow.
+  const uint64_t sum = static_cast<uint64_t>(offsetTensorValue) + static_cast<uint64_t>(offset);
+  return sum >= (uint64_t{1} << 63) ? -static_cast<int64_t>(~sum) - 1 : static_cast<int64_t>(sum);
+}
+
+std::vector<uint8_t> dropoutGenMaskStream(int64_t n, double prob, int64_t seed, int64_t offset) {
+  const int64_t bytes = (n + 127) / 128 * 16;
   std::vector<uint8_t> mask(static_cast<size_t>(bytes), 0);
   const double keep = static_cast<float>(1.0 - prob);
   const auto seedBits = static_cast<uint64_t>(seed);

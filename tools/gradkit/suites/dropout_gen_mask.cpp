@@ -1,13 +1,18 @@
-// The DropoutGenMask and DropoutGenMaskV2 suites: cases/dropout_gen_mask.json and cases/dropout_gen_mask_v2.json
-// through the public API, the mask compared byte for byte with golden/dropout_gen_mask (its own Philox4x32-10;
-// DECISIONS.md: bit-exact gate), and the generation bench.
+// The DropoutGenMask, DropoutGenMaskV2 and DropoutGenMaskV2Tensor suites: cases/dropout_gen_mask.json,
+// cases/dropout_gen_mask_v2.json and cases/dropout_gen_mask_v2_tensor.json through the public API, the mask compared
+// byte for byte with golden/dropout_gen_mask (its own Philox4x32-10; DECISIONS.md: bit-exact gate), and the generation
+// bench.
 //
 // Case keys (besides name and shape):
 //   "shape":         the data tensor's shape (the aclIntArray argument); [] is one element
 //   "prob":          drop probability, a number or "nan", "inf", "-inf", "-0" (default 0.5)
 //   "seed":          int64 (default 0)
 //   "offset":        int64 (default 0)
-//   "probDataType":  V2 only, a dtype name (default "fp32")
+//   "probDataType":  V2 and V2Tensor, a dtype name (default "fp32")
+//   V2Tensor only: "seed" is the value stored in "seedTensor" and "offsetTensorValue" (default 0) the value stored
+//   in "offsetTensor" (tensor specs, defaults INT64 [1]); "offset" is the scalar added to it. Both tensors hold a
+//   sentinel when GetWorkspaceSize runs and get their values only afterwards, before the run, so every case proves
+//   that the values are read when the executor runs. "nullSeedTensor" / "nullOffsetTensor": pass nullptr.
 //   "out":           tensor spec of the mask (default UINT8 [ceil(n/128)*16]; its values are ignored: the storage
 //                    starts as a sentinel)
 //   "expect_status": the status GetWorkspaceSize must return (default 0: success, then compare)
@@ -19,6 +24,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "acl/acl.h"
@@ -51,6 +57,7 @@ struct GenMaskArgs {
   int64_t seed = 0;
   int64_t offset = 0;
   aclDataType probDataType = ACL_FLOAT;
+  int64_t offsetTensorValue = 0;  // V2Tensor
 };
 
 GenMaskArgs parseArgs(const json& testCase) {
@@ -64,6 +71,7 @@ GenMaskArgs parseArgs(const json& testCase) {
   if (testCase.contains("probDataType")) {
     args.probDataType = parseDtypeOrThrow(testCase["probDataType"].get<std::string>(), "probDataType");
   }
+  args.offsetTensorValue = testCase.value("offsetTensorValue", int64_t{0});
   return args;
 }
 
@@ -83,11 +91,82 @@ AclIntArrayPtr makeShape(const std::vector<int64_t>& dims) {
   return AclIntArrayPtr(array);
 }
 
-/** Shared by both versions; `v2` picks the entry points (and the probDataType argument). */
+enum class Version { kV1, kV2, kV2Tensor };
+
+constexpr unsigned char kScalarSentinel = 0x5A;  // seed/offset tensors' bytes until GetWorkspaceSize has returned
+
+/** The seed and offset device tensors of a V2Tensor case (absent for the other versions). */
+struct ScalarTensors {
+  std::unique_ptr<HostTensor> seed, offset;
+  AclTensorPtr seedTensor, offsetTensor;
+  bool nullSeed = false, nullOffset = false;
+
+  ScalarTensors(const json& testCase, Version version) {
+    if (version != Version::kV2Tensor) return;
+    auto spec = [&](const char* key) {
+      return parseTensorSpec(testCase.contains(key) ? testCase[key] : json(), key,
+                             TensorDefaults{ACL_INT64, {1}, 0, ValueSpec{}});
+    };
+    seed = std::make_unique<HostTensor>(spec("seedTensor"), /*fill=*/false);
+    offset = std::make_unique<HostTensor>(spec("offsetTensor"), /*fill=*/false);
+    seed->fillBytes(kScalarSentinel);
+    offset->fillBytes(kScalarSentinel);
+    seedTensor = seed->makeAclTensor();
+    offsetTensor = offset->makeAclTensor();
+    nullSeed = testCase.value("nullSeedTensor", false);
+    nullOffset = testCase.value("nullOffsetTensor", false);
+  }
+
+  const aclTensor* seedArg() const { return nullSeed ? nullptr : seedTensor.get(); }
+  const aclTensor* offsetArg() const { return nullOffset ? nullptr : offsetTensor.get(); }
+
+  /** Stores the case's values in the first element of each view (an INT32 seed gets the low 32 bits). */
+  void store(const GenMaskArgs& args) {
+    if (!seed) return;
+    put(*seed, args.seed);
+    put(*offset, args.offsetTensorValue);
+  }
+
+ private:
+  static void put(HostTensor& tensor, int64_t value) {
+    const size_t size = tensor.elementSize();
+    if (tensor.storageElements() == 0 || (size != 4 && size != 8)) return;  // a rejected case: nothing to store
+    unsigned char* at = tensor.host().data() + static_cast<size_t>(tensor.spec().offset) * size;
+    if (size == 4) {
+      const auto low = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(value)));
+      std::memcpy(at, &low, 4);
+    } else {
+      std::memcpy(at, &value, 8);
+    }
+    tensor.upload();
+  }
+};
+
+/** The (seed, offset) the mask must come from. */
+std::pair<int64_t, int64_t> streamArgs(const GenMaskArgs& args, const json& testCase, Version version) {
+  if (version != Version::kV2Tensor) return {args.seed, args.offset};
+  int64_t seed = args.seed;
+  const bool int32Seed = testCase.contains("seedTensor") && testCase["seedTensor"].contains("dtype") &&
+                         testCase["seedTensor"]["dtype"].get<std::string>() == "int32";
+  if (int32Seed) seed = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(seed)));
+  return {seed, golden::dropoutGenMaskTensorOffset(args.offsetTensorValue, args.offset)};
+}
+
+/** Shared by the three versions; `version` picks the entry points and their extra arguments. */
 class GenMaskSuiteBase : public Suite {
  public:
-  explicit GenMaskSuiteBase(bool v2) : v2_(v2) {}
-  std::string name() const override { return v2_ ? "dropout_gen_mask_v2" : "dropout_gen_mask"; }
+  explicit GenMaskSuiteBase(Version version) : version_(version) {}
+  std::string name() const override {
+    switch (version_) {
+      case Version::kV1:
+        return "dropout_gen_mask";
+      case Version::kV2:
+        return "dropout_gen_mask_v2";
+      case Version::kV2Tensor:
+        break;
+    }
+    return "dropout_gen_mask_v2_tensor";
+  }
 
   std::vector<VerifyRow> verify(const json& testCase, const VerifyContext& context) const override {
     const GenMaskArgs args = parseArgs(testCase);
@@ -103,20 +182,23 @@ class GenMaskSuiteBase : public Suite {
     const std::vector<unsigned char> before = out.host();
     const AclTensorPtr outTensor = out.makeAclTensor();
     const AclIntArrayPtr shape = makeShape(args.shape);
+    ScalarTensors scalars(testCase, version_);
 
     const PlanCall planCall = [&](uint64_t* workspaceSize, aclOpExecutor** executor) {
-      return plan(args, shape.get(), outTensor.get(), workspaceSize, executor);
+      const aclnnStatus status = plan(args, scalars, shape.get(), outTensor.get(), workspaceSize, executor);
+      scalars.store(args);  // only now: the run must read them
+      return status;
     };
     const RunCall runCall = [this](void* workspace, uint64_t size, aclOpExecutor* executor, aclrtStream stream) {
       return run(workspace, size, executor, stream);
     };
-    if (!runTwoPhase(v2_ ? "aclnnDropoutGenMaskV2" : "aclnnDropoutGenMask", planCall, runCall, context.stream,
-                     expectStatus, {{&out, &before}}, row)) {
+    if (!runTwoPhase(apiName(), planCall, runCall, context.stream, expectStatus, {{&out, &before}}, row)) {
       return {row};
     }
     out.download();
 
-    const std::vector<uint8_t> golden = golden::dropoutGenMask(args.n, args.prob, args.seed, args.offset);
+    const auto [seed, offset] = streamArgs(args, testCase, version_);
+    const std::vector<uint8_t> golden = golden::dropoutGenMask(args.n, args.prob, seed, offset);
     const std::vector<unsigned char> ours = out.dense();
     const auto count = static_cast<int64_t>(golden.size());
     const Comparison comparison = compareElements(ACL_UINT8, ours.data(), golden.data(), count);
@@ -148,11 +230,13 @@ class GenMaskSuiteBase : public Suite {
     out.fillBytes(0);  // faults every page in
     const AclTensorPtr outTensor = out.makeAclTensor();
     const AclIntArrayPtr shape = makeShape(args.shape);
+    ScalarTensors scalars(benchCase, version_);
+    scalars.store(args);
 
     auto runOnce = [&] {
       uint64_t workspaceSize = 0;
       aclOpExecutor* executor = nullptr;
-      aclnnStatus status = plan(args, shape.get(), outTensor.get(), &workspaceSize, &executor);
+      aclnnStatus status = plan(args, scalars, shape.get(), outTensor.get(), &workspaceSize, &executor);
       if (status != ACLNN_SUCCESS || workspaceSize != 0) {
         throw HarnessError("GetWorkspaceSize returned " + std::to_string(status) + " with workspace " +
                            std::to_string(workspaceSize) + ": " + recentErrorText());
@@ -190,37 +274,69 @@ class GenMaskSuiteBase : public Suite {
 
     // A fast wrong result is no result.
     out.download();
-    const std::vector<uint8_t> golden = golden::dropoutGenMask(args.n, args.prob, args.seed, args.offset);
+    const auto [seed, offset] = streamArgs(args, benchCase, version_);
+    const std::vector<uint8_t> golden = golden::dropoutGenMask(args.n, args.prob, seed, offset);
     if (std::memcmp(out.host().data(), golden.data(), golden.size()) != 0) row.note += "; mask differs from the golden";
     return row;
   }
 
  private:
-  aclnnStatus plan(const GenMaskArgs& args, const aclIntArray* shape, aclTensor* out, uint64_t* workspaceSize,
-                   aclOpExecutor** executor) const {
-    if (v2_) {
-      return aclnnDropoutGenMaskV2GetWorkspaceSize(shape, args.prob, args.seed, args.offset, args.probDataType, out,
-                                                   workspaceSize, executor);
+  const char* apiName() const {
+    switch (version_) {
+      case Version::kV1:
+        return "aclnnDropoutGenMask";
+      case Version::kV2:
+        return "aclnnDropoutGenMaskV2";
+      case Version::kV2Tensor:
+        break;
     }
-    return aclnnDropoutGenMaskGetWorkspaceSize(shape, args.prob, args.seed, args.offset, out, workspaceSize, executor);
+    return "aclnnDropoutGenMaskV2Tensor";
+  }
+
+  aclnnStatus plan(const GenMaskArgs& args, const ScalarTensors& scalars, const aclIntArray* shape, aclTensor* out,
+                   uint64_t* workspaceSize, aclOpExecutor** executor) const {
+    switch (version_) {
+      case Version::kV1:
+        return aclnnDropoutGenMaskGetWorkspaceSize(shape, args.prob, args.seed, args.offset, out, workspaceSize,
+                                                   executor);
+      case Version::kV2:
+        return aclnnDropoutGenMaskV2GetWorkspaceSize(shape, args.prob, args.seed, args.offset, args.probDataType, out,
+                                                     workspaceSize, executor);
+      case Version::kV2Tensor:
+        break;
+    }
+    return aclnnDropoutGenMaskV2TensorGetWorkspaceSize(shape, args.prob, scalars.seedArg(), scalars.offsetArg(),
+                                                       args.offset, args.probDataType, out, workspaceSize, executor);
   }
 
   aclnnStatus run(void* workspace, uint64_t size, aclOpExecutor* executor, aclrtStream stream) const {
-    return v2_ ? aclnnDropoutGenMaskV2(workspace, size, executor, stream)
-               : aclnnDropoutGenMask(workspace, size, executor, stream);
+    switch (version_) {
+      case Version::kV1:
+        return aclnnDropoutGenMask(workspace, size, executor, stream);
+      case Version::kV2:
+        return aclnnDropoutGenMaskV2(workspace, size, executor, stream);
+      case Version::kV2Tensor:
+        break;
+    }
+    return aclnnDropoutGenMaskV2Tensor(workspace, size, executor, stream);
   }
 
-  bool v2_;
+  Version version_;
 };
 
 class DropoutGenMaskSuite : public GenMaskSuiteBase {
  public:
-  DropoutGenMaskSuite() : GenMaskSuiteBase(false) {}
+  DropoutGenMaskSuite() : GenMaskSuiteBase(Version::kV1) {}
 };
 
 class DropoutGenMaskV2Suite : public GenMaskSuiteBase {
  public:
-  DropoutGenMaskV2Suite() : GenMaskSuiteBase(true) {}
+  DropoutGenMaskV2Suite() : GenMaskSuiteBase(Version::kV2) {}
+};
+
+class DropoutGenMaskV2TensorSuite : public GenMaskSuiteBase {
+ public:
+  DropoutGenMaskV2TensorSuite() : GenMaskSuiteBase(Version::kV2Tensor) {}
 };
 
 }  // namespace
@@ -229,4 +345,5 @@ class DropoutGenMaskV2Suite : public GenMaskSuiteBase {
 namespace gradkit::cli {
 GRADKIT_REGISTER_SUITE(DropoutGenMaskSuite)
 GRADKIT_REGISTER_SUITE(DropoutGenMaskV2Suite)
+GRADKIT_REGISTER_SUITE(DropoutGenMaskV2TensorSuite)
 }  // namespace gradkit::cli

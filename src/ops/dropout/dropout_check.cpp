@@ -1,0 +1,53 @@
+#include "ops/dropout/dropout_check.h"
+
+#include <cstdio>
+#include <string>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "ops/dropout/mask_format.h"
+
+namespace gradkit::ops {
+namespace {
+
+constexpr int64_t kMaxRank = 8;
+
+std::string formatDouble(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
+}  // namespace
+
+aclnnStatus checkDropout(const aclTensor* input, double p, const aclTensor* out, const aclTensor* maskOut,
+                         const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+  const char* api = kDropoutApi;
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "input", input));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "maskOut", maskOut));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
+
+  // Upstream: CanCast(input -> out), then input's dtype list, then maskOut's.
+  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "out", *out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}));
+  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "input", *input, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}));
+  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "maskOut", *maskOut, {ACL_UINT8}));
+  if (!(p >= 0.0 && p <= 1.0)) {  // NaN fails too (upstream lets it through; DECISIONS.md "check early")
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "p", "a drop probability in [0, 1]", formatDouble(p));
+  }
+
+  GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "input", *input, kMaxRank));
+  GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "input", *input));
+  const int64_t n = input->numel();
+  const int64_t expected = dropoutMaskBytes(n);
+  if (maskOut->numel() != expected) {
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "maskOut",
+                std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
+                std::to_string(maskOut->numel()) + " elements, shape " + maskOut->shapeString());
+  }
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace gradkit::ops
