@@ -1,5 +1,6 @@
-// aclnnThresholdBackwardGetWorkspaceSize: every rejection of spec 2.3 (code and message) and every accepted
-// edge case of the upstream unit tests.
+// aclnnThresholdBackwardGetWorkspaceSize with the mainline contract (spec 2.5): every rejection (code and
+// message), the dtype list of each GRADKIT_SOC profile, the INT64 threshold rule, broadcasting, and every
+// accepted edge case of the upstream unit tests.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -7,7 +8,10 @@
 #include <vector>
 
 #include "aclnnop/aclnn_threshold_backward.h"
+#include "core/tensor.h"
+#include "gradkit/gradkit.h"
 #include "ops/op_test_util.h"
+#include "runtime/runtime.h"
 
 namespace gradkit::test {
 namespace {
@@ -99,20 +103,48 @@ TEST_F(ThresholdBackwardChecks, DtypeMismatchGives161002NamingBothDtypes) {
   EXPECT_NE(call.message.find("'out'"), std::string::npos) << call.message;
 }
 
-TEST_F(ThresholdBackwardChecks, ShapeMismatchGives161002WithBothShapes) {
+TEST_F(ThresholdBackwardChecks, ShapesThatDoNotBroadcastGive161002WithBothShapes) {
   auto grad = makeView(a.data(), ACL_FLOAT, {1, 2, 3, 4});
   auto self = makeView(b.data(), ACL_FLOAT, {1, 2, 3, 3});
   auto out = makeView(c.data(), ACL_FLOAT, {1, 2, 3, 4});
   Call call = plan(grad.get(), self.get(), zero.get(), out.get());
   EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'self'"), std::string::npos) << call.message;
   EXPECT_NE(call.message.find("[1, 2, 3, 4]"), std::string::npos) << call.message;
-  EXPECT_NE(call.message.find("[1, 2, 3, 3]"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("given shape [1, 2, 3, 3]"), std::string::npos) << call.message;
+}
 
-  auto self4 = makeView(b.data(), ACL_FLOAT, {1, 2, 3, 4});
-  auto out3 = makeView(c.data(), ACL_FLOAT, {1, 2, 3, 3});
-  call = plan(grad.get(), self4.get(), zero.get(), out3.get());
-  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
-  EXPECT_NE(call.message.find("'out'"), std::string::npos) << call.message;
+TEST_F(ThresholdBackwardChecks, OutMustHaveTheBroadcastShape) {
+  auto grad = makeView(a.data(), ACL_FLOAT, {4, 1});
+  auto self = makeView(b.data(), ACL_FLOAT, {1, 5});
+  for (const std::vector<int64_t>& wrong : std::vector<std::vector<int64_t>>{{4, 1}, {1, 5}, {5, 4}, {1, 4, 5}, {20}}) {
+    auto out = makeView(c.data(), ACL_FLOAT, wrong);
+    Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+    EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(call.message.find("'out'"), std::string::npos) << call.message;
+    EXPECT_NE(call.message.find("expected shape [4, 5]"), std::string::npos) << call.message;
+    EXPECT_NE(call.message.find("given shape " + gradkit::dimsString(wrong)), std::string::npos) << call.message;
+  }
+  auto out = makeView(c.data(), ACL_FLOAT, {4, 5});
+  EXPECT_EQ(plan(grad.get(), self.get(), zero.get(), out.get()).status, ACLNN_SUCCESS);
+  // The output's shape never broadcasts: a [4, 5] grad and self cannot write a [1, 5] out.
+  auto grad45 = makeView(a.data(), ACL_FLOAT, {4, 5});
+  auto out15 = makeView(c.data(), ACL_FLOAT, {1, 5});
+  EXPECT_EQ(plan(grad45.get(), grad45.get(), zero.get(), out15.get()).status, ACLNN_ERR_PARAM_INVALID);
+}
+
+TEST_F(ThresholdBackwardChecks, BroadcastShapesAreAccepted) {
+  struct Case {
+    std::vector<int64_t> grad, self, out;
+  } cases[] = {{{2, 4}, {4}, {2, 4}},          {{2, 1}, {1, 4}, {2, 4}}, {{}, {2, 4}, {2, 4}},
+               {{3, 1, 4}, {2, 1}, {3, 2, 4}}, {{2, 0}, {1}, {2, 0}},    {{0}, {}, {0}}};
+  for (const Case& item : cases) {
+    auto grad = makeView(a.data(), ACL_FLOAT, item.grad);
+    auto self = makeView(b.data(), ACL_FLOAT, item.self);
+    auto out = makeView(c.data(), ACL_FLOAT, item.out);
+    Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+    EXPECT_EQ(call.status, ACLNN_SUCCESS) << gradkit::dimsString(item.out) << ": " << call.message;
+  }
 }
 
 TEST_F(ThresholdBackwardChecks, NineDimsGive161002) {
@@ -126,20 +158,79 @@ TEST_F(ThresholdBackwardChecks, NineDimsGive161002) {
   EXPECT_NE(call.message.find("given 9 dims"), std::string::npos) << call.message;
 }
 
-TEST_F(ThresholdBackwardChecks, ThresholdMustBeZeroWithinFltEpsilon) {
+TEST_F(ThresholdBackwardChecks, AnyThresholdIsAcceptedForNonInt64Dtypes) {
   auto grad = makeView(a.data(), ACL_FLOAT, {2, 4});
   auto self = makeView(b.data(), ACL_FLOAT, {2, 4});
   auto out = makeView(c.data(), ACL_FLOAT, {2, 4});
+  for (auto& accepted :
+       {makeScalar<int32_t>(1, ACL_INT32), makeScalar<float>(1e-3f, ACL_FLOAT), makeScalar<double>(-2.5, ACL_DOUBLE),
+        makeScalar<float>(NAN, ACL_FLOAT), makeScalar<double>(1e300, ACL_DOUBLE), makeScalar<int64_t>(-7, ACL_INT64),
+        makeScalar<uint8_t>(200, ACL_UINT8), makeScalar<uint16_t>(0x3c00, ACL_FLOAT16),
+        makeScalar<uint8_t>(1, ACL_BOOL), makeScalar<uint64_t>(~uint64_t{0}, ACL_UINT64)}) {
+    Call call = plan(grad.get(), self.get(), accepted.get(), out.get());
+    EXPECT_EQ(call.status, ACLNN_SUCCESS) << call.message;
+  }
+}
+
+TEST_F(ThresholdBackwardChecks, ComplexThresholdGives161002) {
+  auto grad = makeView(a.data(), ACL_FLOAT, {2, 4});
+  auto self = makeView(b.data(), ACL_FLOAT, {2, 4});
+  auto out = makeView(c.data(), ACL_FLOAT, {2, 4});
+  const float value[2] = {1.0f, 0.0f};
+  ScalarPtr complex(aclCreateScalar(const_cast<float*>(value), ACL_COMPLEX64));
+  ASSERT_NE(complex.get(), nullptr);
+  Call call = plan(grad.get(), self.get(), complex.get(), out.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'threshold'"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("COMPLEX64"), std::string::npos) << call.message;
+}
+
+TEST_F(ThresholdBackwardChecks, Int64NeedsAZeroThresholdWithinFltEpsilon) {
+  std::vector<int64_t> g(8, 1), s(8, 1), o(8);
+  auto grad = makeView(g.data(), ACL_INT64, {2, 4});
+  auto self = makeView(s.data(), ACL_INT64, {2, 4});
+  auto out = makeView(o.data(), ACL_INT64, {2, 4});
   for (auto& rejected : {makeScalar<int32_t>(1, ACL_INT32), makeScalar<float>(1e-3f, ACL_FLOAT),
                          makeScalar<double>(-2.0 * FLT_EPSILON, ACL_DOUBLE), makeScalar<float>(NAN, ACL_FLOAT)}) {
     Call call = plan(grad.get(), self.get(), rejected.get(), out.get());
     EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
     EXPECT_NE(call.message.find("'threshold'"), std::string::npos) << call.message;
+    EXPECT_NE(call.message.find("INT64"), std::string::npos) << call.message;
   }
   for (auto& accepted : {makeScalar<int64_t>(0, ACL_INT64), makeScalar<float>(1e-8f, ACL_FLOAT),
                          makeScalar<double>(-FLT_EPSILON, ACL_DOUBLE), makeScalar<int8_t>(0, ACL_INT8)}) {
-    EXPECT_EQ(plan(grad.get(), self.get(), accepted.get(), out.get()).status, ACLNN_SUCCESS);
+    Call call = plan(grad.get(), self.get(), accepted.get(), out.get());
+    EXPECT_EQ(call.status, ACLNN_SUCCESS) << call.message;
+    EXPECT_EQ(o, g);
   }
+}
+
+TEST_F(ThresholdBackwardChecks, DtypeListFollowsTheSocProfile) {
+  std::vector<int64_t> g(8, 1), s(8, 1), o(8);
+  for (const char* soc : {"Ascend910B", "Ascend910_93", "Ascend950"}) {
+    ASSERT_EQ(gradkitSetSoc(soc), ACL_SUCCESS);
+    for (aclDataType dtype : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_UINT8, ACL_INT32}) {
+      auto grad = makeView(g.data(), dtype, {8}), self = makeView(s.data(), dtype, {8});
+      auto out = makeView(o.data(), dtype, {8});
+      EXPECT_EQ(plan(grad.get(), self.get(), zero.get(), out.get()).status, ACLNN_SUCCESS) << soc << " " << dtype;
+    }
+    auto grad = makeView(g.data(), ACL_INT64, {8}), self = makeView(s.data(), ACL_INT64, {8});
+    auto out = makeView(o.data(), ACL_INT64, {8});
+    Call call = plan(grad.get(), self.get(), zero.get(), out.get());
+    if (std::string(soc) == "Ascend950") {
+      EXPECT_EQ(call.status, ACLNN_SUCCESS) << call.message;
+    } else {
+      EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID) << soc;
+      EXPECT_NE(call.message.find("'gradOutput'"), std::string::npos) << call.message;
+      EXPECT_NE(call.message.find("given dtype INT64"), std::string::npos) << call.message;
+      EXPECT_EQ(call.message.find("INT64,"), std::string::npos) << "INT64 is not in the list: " << call.message;
+    }
+    for (aclDataType dtype : {ACL_BOOL, ACL_DOUBLE, ACL_INT16, ACL_UINT64, ACL_COMPLEX64}) {
+      auto bad = makeView(g.data(), dtype, {8});
+      EXPECT_EQ(plan(bad.get(), bad.get(), zero.get(), bad.get()).status, ACLNN_ERR_PARAM_INVALID) << dtype;
+    }
+  }
+  gradkit::rt::clearSocOverride();
 }
 
 TEST_F(ThresholdBackwardChecks, NullCheckedBeforeDtypeAndDtypeBeforeShape) {
