@@ -1,6 +1,7 @@
 // aclnnThresholdBackward, called the way a CANN program does: init, device, stream, device memory,
-// tensors, the two phases, synchronize, copy back. It prints the result and exits non-zero when a value
-// differs from ReLU backward (gradOutput where self > 0, else 0).
+// tensors, the two phases, synchronize, copy back. Threshold 1.0 (a non-zero threshold, as upstream's
+// examples use): out = gradOutput where self > 1.0, else 0. It prints the result and exits non-zero when a
+// value differs from the hand-computed one.
 #include <cstdio>
 #include <vector>
 
@@ -57,10 +58,11 @@ int main() {
   int ret = initRuntime(deviceId, &stream);
   CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
 
-  std::vector<int64_t> shape = {2, 4};
-  std::vector<float> gradOutputHost = {1, 2, 3, 4, 5, 6, 7, 8};
-  std::vector<float> selfHost = {-1, 0, 0.5f, 2, -3, 4, -0.0f, 1e-3f};
-  std::vector<float> outHost(8, 0);
+  std::vector<int64_t> shape = {2, 2};
+  std::vector<float> gradOutputHost = {0.5f, -1.5f, 2.5f, -3.5f};
+  std::vector<float> selfHost = {0.2f, 1.2f, 2.2f, 3.2f};
+  const std::vector<float> expectedHost = {0.0f, -1.5f, 2.5f, -3.5f};  // 0.2 <= 1.0 is dropped
+  std::vector<float> outHost(4, 0);
   void* gradOutputDevice = nullptr;
   void* selfDevice = nullptr;
   void* outDevice = nullptr;
@@ -73,8 +75,8 @@ int main() {
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = createTensor(outHost, shape, &outDevice, ACL_FLOAT, &out);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  int32_t thresholdValue = 0;
-  aclScalar* threshold = aclCreateScalar(&thresholdValue, ACL_INT32);
+  float thresholdValue = 1.0f;
+  aclScalar* threshold = aclCreateScalar(&thresholdValue, ACL_FLOAT);
   CHECK_RET(threshold != nullptr, return -1);
 
   // Phase 1: check and plan.
@@ -100,9 +102,11 @@ int main() {
   CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret); return ret);
   int wrong = 0;
   for (size_t i = 0; i < outHost.size(); i++) {
-    const float expected = selfHost[i] > 0 ? gradOutputHost[i] : 0.0f;
     LOG_PRINT("result[%zu] is: %f\n", i, outHost[i]);
-    if (outHost[i] != expected) wrong++;
+    if (outHost[i] != expectedHost[i]) {
+      LOG_PRINT("  expected %f\n", expectedHost[i]);
+      wrong++;
+    }
   }
 
   aclDestroyTensor(gradOutput);
