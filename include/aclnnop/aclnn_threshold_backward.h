@@ -1,4 +1,5 @@
-// gradkit: aclnnThresholdBackward (ReLU backward), the experimental ops-nn interface.
+// gradkit: aclnnThresholdBackward (ReLU / threshold backward), the mainline ops-nn contract
+// (activation/threshold_grad_v2_d). Details: docs/threshold_backward.md.
 #ifndef GRADKIT_ACLNNOP_ACLNN_THRESHOLD_BACKWARD_H_
 #define GRADKIT_ACLNNOP_ACLNN_THRESHOLD_BACKWARD_H_
 
@@ -9,9 +10,14 @@ extern "C" {
 #endif
 
 /**
- * out = gradOutput where self > 0 (or self is NaN, floating dtypes), else 0.
- * gradOutput, self, out: the same dtype (FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32, INT64) and the same
- * shape (0 to 8 dims, empty allowed, any strides). threshold: a scalar of any numeric dtype with |t| <= FLT_EPSILON.
+ * out = gradOutput where self > threshold, else +0 (PyTorch's threshold_backward: where !(self <= threshold),
+ * so a NaN self, or a NaN threshold, keeps the gradient). gradOutput and self broadcast (numpy rules) and out
+ * has exactly the broadcast shape; 0 to 8 dims, empty allowed, any strides (stride 0 included).
+ * dtypes: gradOutput, self and out identical, from FLOAT, FLOAT16, BFLOAT16, INT8, UINT8, INT32, plus INT64 in
+ * the Ascend950 profile (GRADKIT_SOC) when |threshold| <= FLT_EPSILON.
+ * threshold: a scalar of any real dtype. Floating tensors compare float(self) with the threshold rounded to
+ * fp32; integer tensors with the threshold truncated toward zero (an integer threshold in [-255, -1] reads
+ * modulo 256 for UINT8, as in PyTorch).
  * Returns 161001 for null arguments and 161002 for any other rejected argument (see aclGetRecentErrMsg).
  */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput,
