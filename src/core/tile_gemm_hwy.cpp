@@ -73,8 +73,12 @@ template <typename T>
 HWY_INLINE void CopyRow(const T* from, float* to, size_t count) {
   if constexpr (sizeof(T) == 2) {
     WidenBf16(from, to, count);
-  } else {
-    std::memcpy(to, from, count * sizeof(float));
+  } else {  // vector copies: a memcpy call per short row costs as much as the row's products
+    const DF d;
+    const size_t lanes = hn::Lanes(d);
+    size_t i = 0;
+    for (; i + lanes <= count; i += lanes) hn::StoreU(hn::LoadU(d, from + i), d, to + i);
+    for (; i < count; ++i) to[i] = from[i];
   }
 }
 
