@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/kernel_select.h"
 #include "core/tile_gemm.h"
 #include "gradkit/float_convert.h"
 #include "hwy/targets.h"
@@ -136,6 +137,15 @@ void checkAllTargets(const TileGemmShape& given, uint32_t seed) {
     const TileGemm gemm(given);
     const std::vector<float> got = runTile(gemm, o, o.c);
     expectSameBits(got, reference, what + " target " + hwy::TargetName(target) + " kernel " + gemm.kernelName());
+    // The target's SIMD kernel itself, also when GRADKIT_FORCE_SCALAR makes TileGemm use the scalar one.
+    const size_t bytes = gradkit::tile_gemm_detail::simdScratchBytes(o.shape);
+    std::vector<float> scratch(bytes / sizeof(float) + 1);
+    std::vector<float> simd = o.c;
+    if (gradkit::tile_gemm_detail::runSimd(o.shape, o.aData(), o.bData(), simd.data(), scratch.data(), bytes)) {
+      expectSameBits(simd, reference, what + " SIMD kernel of " + hwy::TargetName(target));
+    } else {
+      EXPECT_EQ(bytes, 0u) << hwy::TargetName(target) << " refused its own scratch size";
+    }
   }
   hwy::SetSupportedTargetsForTest(0);
 }
@@ -277,11 +287,17 @@ TEST(TileGemm, KernelNameAndScratch) {
   s.n = 64;
   s.k = 128;
   const TileGemm gemm(s);
+  const std::string name = gemm.kernelName();
+  if (gradkit::scalarKernelsForced()) {  // GRADKIT_FORCE_SCALAR: the scalar reference, no scratch
+    EXPECT_EQ(name, "scalar");
+    EXPECT_EQ(gemm.scratchBytes(), 0u);
+    return;
+  }
   EXPECT_GE(gemm.scratchBytes(), gradkit::tile_gemm_detail::simdScratchBytes(gemm.shape()));
   EXPECT_GE(gemm.scratchBytes(), size_t{64 * 128 * 4});  // B packed as fp32
-  const std::string name = gemm.kernelName();
-  if (std::getenv("GRADKIT_FORCE_SCALAR") == nullptr && (hwy::SupportedTargets() & HWY_AVX2) != 0) {
-    EXPECT_NE(name, "scalar");
+  if ((hwy::SupportedTargets() & HWY_AVX2) != 0) {       // FMA: the best target's own kernel
+    const int64_t usable = hwy::SupportedTargets() & HWY_TARGETS;
+    EXPECT_EQ(name, hwy::TargetName(usable & -usable));
   }
   EXPECT_FALSE(name.empty());
 }
