@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/dtype.h"
 #include "core/parallel.h"
 
 namespace gradkit {
@@ -39,10 +38,10 @@ struct SimpleView {
   std::vector<int64_t> strides;  // in elements
 };
 
-SimpleView simplify(const aclTensor& view) {
+SimpleView simplify(const StridedView& view) {
   SimpleView out;
-  for (int64_t d = 0; d < view.dim(); ++d) {
-    const int64_t size = view.viewDims[d];
+  for (size_t d = 0; d < view.dims.size(); ++d) {
+    const int64_t size = view.dims[d];
     const int64_t stride = view.strides[d];
     if (size == 1) continue;
     if (!out.dims.empty() && out.strides.back() == stride * size) {
@@ -187,13 +186,13 @@ size_t chooseRowDim(const SimpleView& simple) {
  * `viewBase`. `toDense` picks the direction. `serial` forces one thread (a view that writes one
  * element several times must do so in a fixed order).
  */
-void copyStrided(const aclTensor& view, char* viewBase, char* dense, bool toDense, bool serial) {
+void copyStrided(const StridedView& view, char* viewBase, char* dense, bool toDense, bool serial) {
   const int64_t numel = view.numel();
   if (numel == 0) return;
-  const int64_t elementSize = static_cast<int64_t>(dtypeSize(view.dtype));
-  if (elementSize == 0) {
-    throw std::invalid_argument("gradkit strided copy: dtype " + dtypeName(view.dtype) +
-                                " has no byte size (expected a type of 1, 2, 4 or 8 bytes)");
+  const int64_t elementSize = static_cast<int64_t>(view.elementSize);
+  if (elementSize != 1 && elementSize != 2 && elementSize != 4 && elementSize != 8) {
+    throw std::invalid_argument("gradkit strided copy: element size " + std::to_string(elementSize) +
+                                " (expected 1, 2, 4 or 8 bytes)");
   }
   const auto run = [serial](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     if (serial) {
@@ -292,23 +291,29 @@ void copyStrided(const aclTensor& view, char* viewBase, char* dense, bool toDens
 }
 
 /** True when two elements of the view share an address through a zero stride. */
-bool hasZeroStride(const aclTensor& view) {
-  for (int64_t d = 0; d < view.dim(); ++d) {
-    if (view.viewDims[d] > 1 && view.strides[d] == 0) return true;
+bool hasZeroStride(const StridedView& view) {
+  for (size_t d = 0; d < view.dims.size(); ++d) {
+    if (view.dims[d] > 1 && view.strides[d] == 0) return true;
   }
   return false;
 }
 
 }  // namespace
 
-void copyToContiguous(const aclTensor& src, void* dst) {
-  copyStrided(src, static_cast<char*>(src.firstElement()), static_cast<char*>(dst), true, false);
+int64_t StridedView::numel() const {
+  int64_t count = 1;
+  for (int64_t dim : dims) count *= dim;
+  return count;
 }
 
-void copyFromContiguous(const void* src, const aclTensor& dst) {
+void copyToContiguous(const StridedView& src, void* dst) {
+  copyStrided(src, static_cast<char*>(src.first), static_cast<char*>(dst), true, false);
+}
+
+void copyFromContiguous(const void* src, const StridedView& dst) {
   // A zero-stride (broadcast) destination receives several values per element: write in row-major
   // order on one thread so the last one wins deterministically.
-  copyStrided(dst, static_cast<char*>(dst.firstElement()), static_cast<char*>(const_cast<void*>(src)), false,
+  copyStrided(dst, static_cast<char*>(dst.first), static_cast<char*>(const_cast<void*>(src)), false,
               hasZeroStride(dst));
 }
 

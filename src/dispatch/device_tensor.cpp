@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "acl/acl_rt.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/tensor.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "opapi/tensor.h"
 
 namespace gradkit {
 namespace {

@@ -3,8 +3,8 @@
 #include <charconv>
 #include <string>
 
-#include "core/check.h"
-#include "core/error.h"
+#include "base/error.h"
+#include "opapi/check.h"
 #include "ops/dropout/mask_format.h"
 
 namespace gradkit::dispatch {

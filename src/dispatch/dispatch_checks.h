@@ -1,4 +1,4 @@
-// Argument checks of the host dispatch (gradkit/native_dropout.h), on top of core/check.h.
+// Argument checks of the host dispatch (gradkit/native_dropout.h), on top of opapi/check.h.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
 #include "gradkit/device_tensor.h"
+#include "opapi/tensor.h"
 
 namespace gradkit::dispatch {
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "acl/acl_rt.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/strided.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "opapi/tensor_copy.h"
 #include "runtime/registry.h"
 #include "runtime/runtime.h"
 

@@ -7,7 +7,7 @@
 
 #include "acl/acl_base.h"
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 
 namespace gradkit::dispatch {
 

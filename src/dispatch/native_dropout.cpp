@@ -7,11 +7,11 @@
 #include "aclnnop/aclnn_dropout_do_mask.h"
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
-#include "core/check.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "dispatch/dispatch_checks.h"
 #include "dispatch/dispatch_steps.h"
 #include "gradkit/native_dropout.h"
+#include "opapi/check.h"
 #include "ops/dropout/mask_format.h"
 #include "runtime/runtime.h"
 

@@ -3,11 +3,11 @@
 
 #include "aclnnop/aclnn_dropout_do_mask.h"
 #include "aclnnop/aclnn_dropout_v3_grad.h"
-#include "core/check.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "dispatch/dispatch_checks.h"
 #include "dispatch/dispatch_steps.h"
 #include "gradkit/native_dropout.h"
+#include "opapi/check.h"
 #include "runtime/runtime.h"
 
 namespace gradkit {

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/registry.h"
 
 using namespace gradkit;

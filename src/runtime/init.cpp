@@ -5,7 +5,7 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "gradkit/gradkit.h"
 #include "runtime/profile.h"
 #include "runtime/registry.h"

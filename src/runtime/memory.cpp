@@ -7,7 +7,7 @@
 #include <new>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/registry.h"
 
 namespace gradkit::rt {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/memory.h"
 #include "runtime/registry.h"
 

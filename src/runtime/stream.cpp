@@ -3,7 +3,7 @@
 #include <exception>
 #include <utility>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gradkit::rt {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "acl/acl.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/memory.h"
 #include "runtime/registry.h"
 

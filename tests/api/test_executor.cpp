@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "api_test_util.h"
-#include "core/error.h"
-#include "core/executor.h"
+#include "base/error.h"
+#include "runtime/executor.h"
 
 using gradkit_test::ApiFixture;
 using gradkit_test::hex;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "api_test_util.h"
-#include "core/error.h"
+#include "base/error.h"
 
 using gradkit_test::ApiFixture;
 using gradkit_test::hex;

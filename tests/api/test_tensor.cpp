@@ -9,8 +9,8 @@
 
 #include "aclnn/aclnn_base.h"
 #include "api_test_util.h"
-#include "core/dtype.h"
-#include "core/tensor.h"
+#include "base/dtype.h"
+#include "opapi/tensor.h"
 
 using gradkit_test::ApiFixture;
 using gradkit_test::mentions;

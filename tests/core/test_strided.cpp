@@ -11,10 +11,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "core/parallel.h"
-#include "core/strided.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "core/tensor.h"
 #include "gradkit/native_dropout.h"
+#include "opapi/tensor.h"
 #include "ops/random_data.h"
 #include "ops/test_native_dropout_util.h"
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "core/strided.h"
 #include "dispatch/dispatch_steps.h"
 #include "gradkit/device_tensor.h"
+#include "opapi/tensor_copy.h"
 #include "ops/op_test_util.h"
 #include "runtime/runtime.h"
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "aclnnop/aclnn_threshold_backward.h"
-#include "core/tensor.h"
 #include "gradkit/gradkit.h"
+#include "opapi/tensor.h"
 #include "ops/op_test_util.h"
 #include "runtime/runtime.h"
 

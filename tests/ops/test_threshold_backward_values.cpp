@@ -9,8 +9,8 @@
 
 #include "aclnnop/aclnn_threshold_backward.h"
 #include "core/parallel.h"
-#include "core/tensor.h"
 #include "golden/threshold_backward.h"
+#include "opapi/tensor.h"
 #include "ops/op_test_util.h"
 #include "ops/random_data.h"
 #include "ops/threshold_backward/kernels/threshold_backward_kernel.h"

@@ -3,9 +3,9 @@
 
 #include <memory>
 
-#include "core/executor.h"
 #include "ops/dropout/do_mask_check.h"
 #include "ops/dropout/do_mask_plan.h"
+#include "runtime/executor.h"
 
 using gradkit::ops::kDropoutDoMaskApi;
 

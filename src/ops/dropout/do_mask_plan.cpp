@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "core/kernel_select.h"
 #include "gradkit/float_convert.h"
 #include "ops/dropout/kernels/do_mask_kernel.h"

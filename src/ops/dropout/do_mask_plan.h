@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 #include "ops/dropout/do_mask_staging.h"
 
 namespace gradkit::ops {

@@ -1,9 +1,9 @@
 #include "ops/dropout/do_mask_staging.h"
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "core/kernel_select.h"
 #include "core/parallel.h"
-#include "core/strided.h"
+#include "opapi/tensor_copy.h"
 
 namespace gradkit::ops {
 namespace {

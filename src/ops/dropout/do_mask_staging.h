@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 
 namespace gradkit::ops {
 

@@ -2,9 +2,9 @@
 #include <memory>
 
 #include "aclnnop/aclnn_dropout.h"
-#include "core/executor.h"
 #include "ops/dropout/dropout_check.h"
 #include "ops/dropout/dropout_plan.h"
+#include "runtime/executor.h"
 
 using gradkit::ops::kDropoutApi;
 

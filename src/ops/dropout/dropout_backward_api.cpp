@@ -3,9 +3,9 @@
 
 #include <memory>
 
-#include "core/executor.h"
 #include "ops/dropout/do_mask_plan.h"
 #include "ops/dropout/dropout_backward_check.h"
+#include "runtime/executor.h"
 
 using gradkit::ops::kDropoutBackwardApi;
 

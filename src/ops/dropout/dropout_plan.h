@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 #include "ops/dropout/do_mask_plan.h"
 #include "ops/dropout/gen_mask_plan.h"
 

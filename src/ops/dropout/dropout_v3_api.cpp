@@ -2,9 +2,9 @@
 #include <memory>
 
 #include "aclnnop/aclnn_dropout_v3.h"
-#include "core/executor.h"
 #include "ops/dropout/dropout_v3_check.h"
 #include "ops/dropout/dropout_v3_plan.h"
+#include "runtime/executor.h"
 
 using gradkit::ops::kDropoutV3Api;
 

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <string>
 
-#include "core/check.h"
-#include "core/error.h"
-#include "core/tensor.h"
+#include "base/error.h"
+#include "opapi/check.h"
+#include "opapi/tensor.h"
 #include "ops/dropout/mask_format.h"
 
 namespace gradkit::ops {

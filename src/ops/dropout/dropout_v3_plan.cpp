@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "core/kernel_select.h"
 #include "core/parallel.h"
-#include "core/strided.h"
+#include "opapi/tensor_copy.h"
 #include "ops/dropout/gen_mask_stream.h"
 #include "ops/dropout/kernels/gen_mask_kernel.h"
 #include "ops/dropout/kernels/v3_grad_kernel.h"

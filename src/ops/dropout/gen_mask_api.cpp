@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "aclnnop/aclnn_dropout_gen_mask.h"
-#include "core/executor.h"
 #include "ops/dropout/gen_mask_check.h"
 #include "ops/dropout/gen_mask_plan.h"
 #include "ops/dropout/gen_mask_tensor_plan.h"
+#include "runtime/executor.h"
 
 namespace {
 

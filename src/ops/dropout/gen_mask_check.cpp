@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <string>
 
-#include "core/check.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/tensor.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "opapi/check.h"
+#include "opapi/tensor.h"
 #include "ops/dropout/mask_format.h"
 
 namespace gradkit::ops {

@@ -6,7 +6,7 @@
 
 #include "core/kernel_select.h"
 #include "core/parallel.h"
-#include "core/strided.h"
+#include "opapi/tensor_copy.h"
 #include "ops/dropout/gen_mask_stream.h"
 #include "ops/dropout/mask_format.h"
 

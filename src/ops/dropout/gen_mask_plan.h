@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 #include "ops/dropout/kernels/gen_mask_kernel.h"
 
 namespace gradkit::ops {

@@ -3,9 +3,9 @@
 
 #include <memory>
 
-#include "core/executor.h"
 #include "ops/dropout/v3_grad_check.h"
 #include "ops/dropout/v3_grad_plan.h"
+#include "runtime/executor.h"
 
 using gradkit::ops::kDropoutV3GradApi;
 

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "core/check.h"
-#include "core/error.h"
-#include "core/tensor.h"
+#include "base/error.h"
+#include "opapi/check.h"
+#include "opapi/tensor.h"
 #include "ops/dropout/do_mask_check.h"
 #include "runtime/runtime.h"
 

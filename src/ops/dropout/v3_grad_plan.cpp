@@ -1,6 +1,6 @@
 #include "ops/dropout/v3_grad_plan.h"
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "core/kernel_select.h"
 #include "ops/dropout/kernels/v3_grad_kernel.h"
 

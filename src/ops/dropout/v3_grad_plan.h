@@ -2,7 +2,7 @@
 #pragma once
 
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 #include "ops/dropout/do_mask_staging.h"
 
 namespace gradkit::ops {

@@ -3,10 +3,10 @@
 
 #include <memory>
 
-#include "core/error.h"
-#include "core/executor.h"
+#include "base/error.h"
 #include "ops/threshold_backward/threshold_backward_check.h"
 #include "ops/threshold_backward/threshold_backward_plan.h"
+#include "runtime/executor.h"
 
 using gradkit::ops::kThresholdBackwardApi;
 

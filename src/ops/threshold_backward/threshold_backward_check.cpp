@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "core/check.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/tensor.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "opapi/check.h"
+#include "opapi/tensor.h"
 #include "runtime/runtime.h"
 
 namespace gradkit::ops {

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "core/kernel_select.h"
 #include "core/parallel.h"
-#include "core/strided.h"
+#include "opapi/tensor_copy.h"
 
 namespace gradkit::ops {
 namespace {

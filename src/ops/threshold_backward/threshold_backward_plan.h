@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 #include "ops/threshold_backward/kernels/threshold_backward_kernel.h"
 
 namespace gradkit::ops {

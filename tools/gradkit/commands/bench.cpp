@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "commands/commands.h"
-#include "core/machine.h"
 #include "core/parallel.h"
 #include "harness/acl_session.h"
 #include "harness/error.h"
@@ -13,6 +12,7 @@
 #include "harness/progress.h"
 #include "harness/rows.h"
 #include "harness/suite_loader.h"
+#include "machine/machine.h"
 
 namespace gradkit::cli {
 

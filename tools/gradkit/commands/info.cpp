@@ -3,11 +3,11 @@
 
 #include "acl/acl.h"
 #include "commands/commands.h"
-#include "core/machine.h"
 #include "core/parallel.h"
 #include "gradkit/gradkit.h"
 #include "harness/error.h"
 #include "harness/rows.h"
+#include "machine/machine.h"
 
 namespace gradkit::cli {
 namespace {

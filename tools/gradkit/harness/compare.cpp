@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "harness/elements.h"
 
 namespace gradkit::cli {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "gradkit/float_convert.h"
 #include "harness/error.h"
 

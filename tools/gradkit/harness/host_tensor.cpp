@@ -5,7 +5,7 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/fill.h"

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "harness/error.h"
 
 namespace gradkit::cli {

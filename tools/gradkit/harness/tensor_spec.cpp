@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "harness/elements.h"
 #include "harness/error.h"
 

@@ -18,7 +18,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_dropout.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "golden/dropout.h"
 #include "harness/compare.h"
 #include "harness/dump.h"

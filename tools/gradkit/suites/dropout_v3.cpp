@@ -17,7 +17,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_dropout_v3.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "golden/dropout_v3.h"
 #include "harness/compare.h"
 #include "harness/dump.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "harness/compare.h"
 #include "harness/dump.h"
 #include "harness/error.h"

@@ -16,7 +16,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_threshold_backward.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "golden/threshold_backward.h"
 #include "harness/compare.h"
 #include "harness/dump.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/machine.h"
+#include "machine/machine.h"
 
 namespace {
 

@@ -1,9 +1,9 @@
-#include "core/check.h"
+#include "opapi/check.h"
 
 #include <string>
 
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 namespace gradkit {
 

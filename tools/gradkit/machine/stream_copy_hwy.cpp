@@ -1,11 +1,11 @@
 // streamCopy, compiled per Highway target and dispatched at run time.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "core/stream_copy_hwy.cpp"
+#define HWY_TARGET_INCLUDE "machine/stream_copy_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
-#include "core/stream_copy.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "machine/stream_copy.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace gradkit::HWY_NAMESPACE {

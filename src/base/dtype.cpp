@@ -1,4 +1,4 @@
-#include "core/dtype.h"
+#include "base/dtype.h"
 
 #include <array>
 #include <cctype>

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "aclnn/aclnn_base.h"
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 
 namespace gradkit {
 

@@ -1,6 +1,6 @@
 // Machine limits measured on the spot: the Highway target, STREAM-like copy bandwidth and the
 // GEMM wrapper's peak. Each measurement stays within a few seconds on two cores and prints nothing.
-#include "core/machine.h"
+#include "machine/machine.h"
 
 #include <omp.h>
 
@@ -16,8 +16,8 @@
 
 #include "core/gemm.h"
 #include "core/parallel.h"
-#include "core/stream_copy.h"
 #include "gradkit/float_convert.h"
+#include "machine/stream_copy.h"
 
 namespace gradkit {
 namespace {

@@ -1,5 +1,5 @@
 // aclTensor / aclScalar / array descriptors: creation with full validation, accessors, destruction.
-#include "core/tensor.h"
+#include "opapi/tensor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "gradkit/float_convert.h"
 
 namespace {
 
-// The deepest view a descriptor may have. gradkit's strided iteration (core/strided.h) keeps one index
+// The deepest view a descriptor may have. gradkit's strided iteration (core/strided.h, forEachOffset) keeps one index
 // per dim in a fixed array of 16; no aclnn operator takes more than 8 dims.
 constexpr uint64_t kMaxTensorRank = 16;
 

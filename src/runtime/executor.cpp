@@ -3,14 +3,14 @@
 // A table of live executors lets launch() and the destroy call reject unknown, finished or destroyed
 // executors with a message instead of touching freed memory, and defers the deletion of an executor that
 // still has runs queued on a stream.
-#include "core/executor.h"
+#include "runtime/executor.h"
 
 #include <mutex>
 #include <new>
 #include <string>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "runtime/registry.h"
 #include "runtime/runtime.h"
 
