@@ -9,6 +9,15 @@ namespace gradkit {
  *  scalar reference kernels instead of the SIMD ones (for debugging and cross-checks). */
 bool scalarKernelsForced();
 
+/**
+ * The kernel table a plan runs with, chosen once when it is made: `scalar` (the plain reference kernels) when
+ * GRADKIT_FORCE_SCALAR is set, else `simd`. A table is a struct of function pointers, one per kernel of an op.
+ */
+template <class Table>
+const Table& chooseKernels(const Table& simd, const Table& scalar) {
+  return scalarKernelsForced() ? scalar : simd;
+}
+
 /** Outputs at least this large are written with non-temporal stores: they would only evict the inputs
  *  from the last-level cache. */
 inline constexpr uint64_t kStreamingStoreBytes = uint64_t{16} << 20;

@@ -93,10 +93,10 @@ aclnnStatus checkShapes(const aclTensor& gradOutput, const aclTensor& self, cons
 
 }  // namespace
 
-aclnnStatus checkThresholdBackward(const aclTensor* gradOutput, const aclTensor* self, const aclScalar* threshold,
-                                   const aclTensor* out, const uint64_t* workspaceSize,
+aclnnStatus checkThresholdBackward(const ThresholdBackwardArgs& args, const uint64_t* workspaceSize,
                                    aclOpExecutor* const* executor) {
   const char* api = kThresholdBackwardApi;
+  const auto [gradOutput, self, threshold, out] = args;
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "gradOutput", gradOutput));

@@ -10,8 +10,16 @@ namespace gradkit::ops {
 
 inline constexpr const char* kThresholdBackwardApi = "aclnnThresholdBackward";
 
+/** The arguments of one call, as the caller gave them. */
+struct ThresholdBackwardArgs {
+  const aclTensor* gradOutput;
+  const aclTensor* self;
+  const aclScalar* threshold;
+  aclTensor* out;
+};
+
 /** Returns ACLNN_SUCCESS or the first failing rule's code (with its message recorded). */
-aclnnStatus checkThresholdBackward(const aclTensor* gradOutput, const aclTensor* self, const aclScalar* threshold,
-                                   const aclTensor* out, const uint64_t* workspaceSize, aclOpExecutor* const* executor);
+aclnnStatus checkThresholdBackward(const ThresholdBackwardArgs& args, const uint64_t* workspaceSize,
+                                   aclOpExecutor* const* executor);
 
 }  // namespace gradkit::ops

@@ -79,11 +79,6 @@ bool outNeedsStaging(const aclTensor& tensor) {
   return d >= 0 && tensor.strides[d] != 1;
 }
 
-void reserveStaging(const aclTensor& tensor, uint64_t& at, uint64_t& workspaceBytes) {
-  at = workspaceBytes;
-  workspaceBytes += alignWorkspace(static_cast<uint64_t>(tensor.numel()) * dtypeSize(tensor.dtype));
-}
-
 // The strides of `tensor` (staged: dense in its own shape) over out's dims, right-aligned; 0 where it broadcasts.
 std::vector<int64_t> stridesOverOut(const aclTensor& tensor, bool staged, const std::vector<int64_t>& outDims) {
   const std::vector<int64_t> own = staged ? [&] {
@@ -150,24 +145,20 @@ kernels::ThresholdValue resolveThreshold(aclDataType dtype, const aclScalar& thr
   return value;
 }
 
-ThresholdBackwardPlan planThresholdBackward(const aclTensor& gradOutput, const aclTensor& self,
-                                            const aclScalar& threshold, const aclTensor& out) {
+ThresholdBackwardPlan planThresholdBackward(const ThresholdBackwardArgs& args) {
+  const aclTensor& gradOutput = *args.gradOutput;
+  const aclTensor& self = *args.self;
+  const aclTensor& out = *args.out;
   ThresholdBackwardPlan plan;
-  plan.gradOutput = gradOutput;
-  plan.self = self;
-  plan.out = out;
-  plan.threshold = resolveThreshold(out.dtype, threshold);
-  plan.stageGradOutput = inputNeedsStaging(gradOutput);
-  plan.stageSelf = inputNeedsStaging(self);
-  plan.stageOut = outNeedsStaging(out);
-  if (plan.stageGradOutput) reserveStaging(gradOutput, plan.gradOutputAt, plan.workspaceBytes);
-  if (plan.stageSelf) reserveStaging(self, plan.selfAt, plan.workspaceBytes);
-  if (plan.stageOut) reserveStaging(out, plan.outAt, plan.workspaceBytes);
+  plan.threshold = resolveThreshold(out.dtype, *args.threshold);
+  plan.gradOutput = StagedTensor::plan(gradOutput, inputNeedsStaging(gradOutput), "gradOutput staging", plan.workspace);
+  plan.self = StagedTensor::plan(self, inputNeedsStaging(self), "self staging", plan.workspace);
+  plan.out = StagedTensor::plan(out, outNeedsStaging(out), "out staging", plan.workspace);
 
   const std::vector<int64_t>& outDims = out.viewDims;
-  const std::vector<int64_t> g = stridesOverOut(gradOutput, plan.stageGradOutput, outDims);
-  const std::vector<int64_t> s = stridesOverOut(self, plan.stageSelf, outDims);
-  const std::vector<int64_t> o = stridesOverOut(out, plan.stageOut, outDims);
+  const std::vector<int64_t> g = stridesOverOut(gradOutput, plan.gradOutput.staged(), outDims);
+  const std::vector<int64_t> s = stridesOverOut(self, plan.self.staged(), outDims);
+  const std::vector<int64_t> o = stridesOverOut(out, plan.out.staged(), outDims);
   // Drop size-1 dims, then merge each dim into the one inside it where every operand allows it.
   for (size_t k = 0; k < outDims.size(); ++k) {
     if (outDims[k] == 1) continue;
@@ -186,34 +177,24 @@ ThresholdBackwardPlan planThresholdBackward(const aclTensor& gradOutput, const a
   if (plan.dims.empty()) plan.dims = {1}, plan.gradStrides = {1}, plan.selfStrides = {1}, plan.outStrides = {1};
 
   const uint64_t outBytes = static_cast<uint64_t>(out.numel()) * dtypeSize(out.dtype);
-  plan.streamStores = !plan.stageOut && outBytes >= kStreamingStoreBytes;
-  plan.scalarKernel = scalarKernelsForced();
+  plan.streamStores = !plan.out.staged() && outBytes >= kStreamingStoreBytes;
+  plan.kernels = &chooseKernels(kernels::kThresholdBackwardSimdKernels, kernels::kThresholdBackwardScalarKernels);
   return plan;
 }
 
-aclnnStatus ThresholdBackwardPlan::run(void* workspace) const {
-  auto* scratch = static_cast<unsigned char*>(workspace);
-  const void* grad = gradOutput.firstElement();
-  const void* features = self.firstElement();
-  void* result = out.firstElement();
-  if (stageGradOutput) {
-    copyToContiguous(gradOutput, scratch + gradOutputAt);
-    grad = scratch + gradOutputAt;
-  }
-  if (stageSelf) {
-    copyToContiguous(self, scratch + selfAt);
-    features = scratch + selfAt;
-  }
-  if (stageOut) result = scratch + outAt;
+aclnnStatus ThresholdBackwardPlan::run(void* memory) const {
+  const void* grad = gradOutput.read(memory);
+  const void* features = self.read(memory);
+  void* result = out.target(memory);
 
-  const aclDataType dtype = out.dtype;
+  const aclDataType dtype = out.view.dtype;
   const auto size = static_cast<int64_t>(dtypeSize(dtype));
   const auto* g = static_cast<const unsigned char*>(grad);
   const auto* s = static_cast<const unsigned char*>(features);
   auto* o = static_cast<unsigned char*>(result);
   const int64_t rowLength = dims.back();
   const int64_t gradStep = gradStrides.back(), selfStep = selfStrides.back();
-  parallelFor(out.numel(), kChunkElements, [&](int64_t begin, int64_t end) {
+  parallelFor(out.view.numel(), kChunkElements, [&](int64_t begin, int64_t end) {
     int64_t row = begin / rowLength;
     int64_t column = begin % rowLength;
     for (int64_t at = begin; at < end; ++row, column = 0) {
@@ -223,18 +204,18 @@ aclnnStatus ThresholdBackwardPlan::run(void* workspace) const {
       const unsigned char* gradRow = g + gradByte + column * gradStep * size;
       const unsigned char* selfRow = s + selfByte + column * selfStep * size;
       unsigned char* outRow = o + outByte + column * size;
-      if (scalarKernel) {
-        kernels::thresholdBackwardScalar(dtype, gradRow, gradStep, selfRow, selfStep, outRow, count, threshold);
-      } else {
-        kernels::thresholdBackwardSimd(dtype, gradRow, gradStep, selfRow, selfStep, outRow, count, threshold,
-                                       streamStores);
-      }
+      kernels->row(dtype, gradRow, gradStep, selfRow, selfStep, outRow, count, threshold, streamStores);
       at += count;
     }
   });
 
-  if (stageOut) copyFromContiguous(result, out);
+  out.writeBack(memory);
   return ACLNN_SUCCESS;
 }
+
+const OpDefinition<ThresholdBackwardArgs, ThresholdBackwardPlan> kThresholdBackward{
+    kThresholdBackwardApi, checkThresholdBackward,
+    // out is empty exactly when gradOutput or self is (the check holds out to the broadcast shape)
+    [](const ThresholdBackwardArgs& args) { return args.out->isEmpty(); }, planThresholdBackward};
 
 }  // namespace gradkit::ops

@@ -5,8 +5,12 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
+#include "opapi/op_definition.h"
+#include "opapi/staged_tensor.h"
 #include "opapi/tensor.h"
+#include "opapi/workspace.h"
 #include "ops/threshold_backward/kernels/threshold_backward_kernel.h"
+#include "ops/threshold_backward/threshold_backward_check.h"
 
 namespace gradkit::ops {
 
@@ -19,25 +23,25 @@ namespace gradkit::ops {
 kernels::ThresholdValue resolveThreshold(aclDataType dtype, const aclScalar& threshold);
 
 struct ThresholdBackwardPlan {
-  aclTensor gradOutput, self, out;  // copies of the caller's views
-  kernels::ThresholdValue threshold;
+  WorkspaceBooking workspace;
   // An input whose innermost dim is neither dense nor broadcast, and an out that is not dense along its
-  // innermost dim, is staged densely (in its own shape) in the workspace at these byte offsets.
-  bool stageGradOutput = false, stageSelf = false, stageOut = false;
-  uint64_t gradOutputAt = 0, selfAt = 0, outAt = 0;
-  uint64_t workspaceBytes = 0;
+  // innermost dim (or writes an element twice), is staged densely in its own shape.
+  StagedTensor gradOutput, self, out;
+  kernels::ThresholdValue threshold;
   // The iteration space: out's dims without size-1 dims, adjacent dims merged where all three operands
   // allow; the last dim is a row, along which grad and self have stride 0 or 1 and out stride 1.
   std::vector<int64_t> dims, gradStrides, selfStrides, outStrides;
   bool streamStores = false;
-  bool scalarKernel = false;
+  const kernels::ThresholdBackwardKernels* kernels = nullptr;
 
-  /** Runs the op with `workspace` (at least workspaceBytes). */
-  aclnnStatus run(void* workspace) const;
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
+  aclnnStatus run(void* memory) const;
 };
 
 /** Plans a checked call whose out is not empty. */
-ThresholdBackwardPlan planThresholdBackward(const aclTensor& gradOutput, const aclTensor& self,
-                                            const aclScalar& threshold, const aclTensor& out);
+ThresholdBackwardPlan planThresholdBackward(const ThresholdBackwardArgs& args);
+
+/** aclnnThresholdBackward's first phase (opapi/op_definition.h). */
+extern const OpDefinition<ThresholdBackwardArgs, ThresholdBackwardPlan> kThresholdBackward;
 
 }  // namespace gradkit::ops

@@ -227,5 +227,7 @@ void thresholdBackwardSimd(aclDataType dtype, const void* gradOutput, int64_t gr
   }
 }
 
+const ThresholdBackwardKernels kThresholdBackwardSimdKernels{thresholdBackwardSimd};
+
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

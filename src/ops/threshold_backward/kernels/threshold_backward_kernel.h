@@ -33,4 +33,13 @@ void thresholdBackwardSimd(aclDataType dtype, const void* gradOutput, int64_t gr
 void thresholdBackwardScalar(aclDataType dtype, const void* gradOutput, int64_t gradStride, const void* self,
                              int64_t selfStride, void* out, int64_t n, const ThresholdValue& threshold);
 
+/** The kernels of one plan (core/kernel_select.h chooses the table once). */
+struct ThresholdBackwardKernels {
+  /** One row, thresholdBackwardSimd's contract; the scalar table ignores `streamStores`. */
+  void (*row)(aclDataType dtype, const void* gradOutput, int64_t gradStride, const void* self, int64_t selfStride,
+              void* out, int64_t n, const ThresholdValue& threshold, bool streamStores);
+};
+extern const ThresholdBackwardKernels kThresholdBackwardSimdKernels;
+extern const ThresholdBackwardKernels kThresholdBackwardScalarKernels;
+
 }  // namespace gradkit::kernels

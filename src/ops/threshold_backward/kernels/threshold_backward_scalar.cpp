@@ -53,4 +53,10 @@ void thresholdBackwardScalar(aclDataType dtype, const void* gradOutput, int64_t 
   }
 }
 
+const ThresholdBackwardKernels kThresholdBackwardScalarKernels{
+    [](aclDataType dtype, const void* gradOutput, int64_t gradStride, const void* self, int64_t selfStride, void* out,
+       int64_t n, const ThresholdValue& threshold, bool /*streamStores*/) {
+      thresholdBackwardScalar(dtype, gradOutput, gradStride, self, selfStride, out, n, threshold);
+    }};
+
 }  // namespace gradkit::kernels

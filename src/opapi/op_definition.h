@@ -1,0 +1,68 @@
+// The first phase of every operator in one place. An op describes itself once (an OpDefinition: its aclnn name,
+// its check, when there is nothing to compute, its plan) and its GetWorkspaceSize is one call:
+//
+//   extern "C" aclnnStatus aclnnXxxGetWorkspaceSize(const aclTensor* a, ..., uint64_t* workspaceSize,
+//                                                    aclOpExecutor** executor) {
+//     return gradkit::getWorkspaceSize(gradkit::ops::kXxx, XxxArgs{a, ...}, workspaceSize, executor);
+//   }
+//
+// Args is the op's arguments packed once (pointers as the caller gave them); check, plan and tests take it.
+// A Plan offers `WorkspaceBooking workspace` (its layout) and `aclnnStatus run(void* workspace) const`.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "aclnn/aclnn_base.h"
+#include "base/error.h"
+#include "runtime/executor.h"
+
+namespace gradkit {
+
+template <class Args, class Plan>
+struct OpDefinition {
+  const char* api;  // "aclnnXxx": names the op in messages and executors
+  /** Every argument rule in upstream's order; the status of the first that fails (message recorded). */
+  aclnnStatus (*check)(const Args& args, const uint64_t* workspaceSize, aclOpExecutor* const* executor);
+  /** True when a checked call computes nothing (empty tensors): an executor without work, workspace 0. */
+  bool (*nothingToCompute)(const Args& args);
+  /** The plan of a checked call that computes something. */
+  Plan (*plan)(const Args& args);
+};
+
+/** check -> (nothing to compute | plan) -> executor -> workspace size, with every failure a status + message. */
+template <class Args, class Plan>
+aclnnStatus getWorkspaceSize(const OpDefinition<Args, Plan>& op, const Args& args, uint64_t* workspaceSize,
+                             aclOpExecutor** executor) {
+  const aclnnStatus status = op.check(args, workspaceSize, executor);
+  if (status != ACLNN_SUCCESS) return status;
+
+  std::shared_ptr<const Plan> plan;
+  if (!op.nothingToCompute(args)) {
+    try {
+      plan = std::make_shared<const Plan>(op.plan(args));
+    } catch (const std::bad_alloc&) {
+      return failText(ACLNN_ERR_INNER, op.api, "out of host memory while planning");
+    } catch (const std::exception& error) {
+      return failText(ACLNN_ERR_INNER, op.api, std::string("planning failed: ") + error.what());
+    }
+    if (plan->workspace.overflowed()) {
+      return failText(ACLNN_ERR_PARAM_INVALID, op.api,
+                      "the workspace this call needs does not fit in a 64-bit byte count (tensors too large)");
+    }
+  }
+  aclOpExecutor* planned = newExecutor(op.api);
+  if (planned == nullptr) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+  if (plan) {
+    planned->workspaceSize = plan->workspace.totalBytes();
+    planned->body = [plan](void* workspace) { return plan->run(workspace); };
+  }
+  *workspaceSize = planned->workspaceSize;
+  *executor = planned;
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace gradkit
