@@ -36,32 +36,6 @@ const dnnl::engine& cpuEngine() {
   return engine;
 }
 
-/** A per-thread, 64-byte aligned scratch buffer that only grows (scratchpads, widened operands). */
-class ScratchBuffer {
- public:
-  ScratchBuffer() = default;
-  ScratchBuffer(const ScratchBuffer&) = delete;
-  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
-  ~ScratchBuffer() { std::free(data_); }
-
-  void* get(size_t bytes) {
-    if (bytes > capacity_) {
-      std::free(data_);
-      capacity_ = (bytes + 63) / 64 * 64;
-      data_ = std::aligned_alloc(64, capacity_);
-      if (data_ == nullptr) {
-        capacity_ = 0;
-        throw std::bad_alloc();
-      }
-    }
-    return data_;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t capacity_ = 0;
-};
-
 /** Sets the OpenMP thread count of the calling thread for a scope (oneDNN reads it). */
 class ScopedOmpThreads {
  public:
@@ -75,6 +49,9 @@ class ScopedOmpThreads {
 };
 
 [[noreturn]] void reject(const std::string& what) { throw std::runtime_error("gradkit::Gemm: " + what); }
+
+/** `bytes` rounded up to the 64-byte alignment of every scratch region. */
+size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 /** Elements spanned by a row-major operand of `rows` x `cols` with leading dim `ld`. */
 int64_t storedExtent(int64_t rows, int64_t cols, int64_t ld) { return (rows - 1) * ld + cols; }
@@ -120,11 +97,17 @@ struct Gemm::Impl {
   int64_t aExtent = 0, bExtent = 0;
   int64_t tileM = 0, tileN = 0, tilesM = 0, tilesN = 0;
   TileKernel kernels[2][2];  // [tile is the M tail][tile is the N tail]
+  // Scratch layout (run()'s caller provides it): widened A, widened B (bf16 on machines without a bf16 kernel),
+  // then one oneDNN scratchpad per slot. Tiles are dealt to `slots` fixed slices, each with its own scratchpad,
+  // so no two threads share one, whatever the pool does.
+  int slots = 1;
+  size_t wideABytes = 0, wideBBytes = 0, slotBytes = 0;
 };
 
-Gemm::Gemm(const GemmShape& shapeIn) : impl_(std::make_unique<Impl>()) {
+Gemm::Gemm(const GemmShape& shapeIn, int slots) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.shape = shapeIn;
+  s.slots = std::max(slots, 1);
   GemmShape& g = s.shape;
   if (g.m < 0 || g.n < 0 || g.k < 0) {
     reject("expected m, n, k >= 0, given " + std::to_string(g.m) + ", " + std::to_string(g.n) + ", " +
@@ -196,13 +179,27 @@ Gemm::Gemm(const GemmShape& shapeIn) : impl_(std::make_unique<Impl>()) {
   } catch (const dnnl::error& e) {
     reject(std::string("oneDNN rejected the shape: ") + e.what());
   }
+  if (s.widenBf16) {
+    s.wideABytes = aligned(static_cast<size_t>(s.aExtent) * sizeof(float));
+    s.wideBBytes = aligned(static_cast<size_t>(s.bExtent) * sizeof(float));
+  }
+  s.slotBytes = 64;
+  for (const auto& row : s.kernels) {
+    for (const TileKernel& kernel : row) s.slotBytes = std::max(s.slotBytes, aligned(kernel.scratch.get_size()));
+  }
+}
+
+size_t Gemm::scratchBytes() const {
+  const Impl& s = *impl_;
+  if (s.tilesM == 0) return 0;  // an empty product needs none
+  return s.wideABytes + s.wideBBytes + static_cast<size_t>(s.slots) * s.slotBytes;
 }
 
 Gemm::~Gemm() = default;
 
 const GemmShape& Gemm::shape() const { return impl_->shape; }
 
-void Gemm::run(const void* a, const void* b, float* c) const {
+void Gemm::run(const void* a, const void* b, float* c, void* scratch) const {
   const Impl& s = *impl_;
   const GemmShape& g = s.shape;
   if (g.m == 0 || g.n == 0) return;
@@ -214,30 +211,32 @@ void Gemm::run(const void* a, const void* b, float* c) const {
     return;
   }
 
-  thread_local ScratchBuffer wideA, wideB;
+  auto* scratchBase = static_cast<char*>(scratch);
   const char* aBytes = static_cast<const char*>(a);
   const char* bBytes = static_cast<const char*>(b);
   size_t elementSize = g.inputType == ACL_BF16 ? 2 : 4;
   if (s.widenBf16) {
-    const auto widen = [](const void* from, int64_t count, ScratchBuffer& buffer) {
+    const auto widen = [](const void* from, int64_t count, char* region) {
       const auto* bits = static_cast<const uint16_t*>(from);
-      auto* out = static_cast<float*>(buffer.get(static_cast<size_t>(count) * sizeof(float)));
+      auto* out = reinterpret_cast<float*>(region);
       parallelFor(count, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) out[i] = bf16ToFloat(bits[i]);
       });
       return static_cast<const char*>(static_cast<void*>(out));
     };
-    aBytes = widen(a, s.aExtent, wideA);
-    bBytes = widen(b, s.bExtent, wideB);
+    aBytes = widen(a, s.aExtent, scratchBase);
+    bBytes = widen(b, s.bExtent, scratchBase + s.wideABytes);
     elementSize = 4;
   }
 
-  const auto runTiles = [&](int64_t begin, int64_t end) {
-    thread_local ScratchBuffer scratch;
+  const int64_t tiles = s.tilesM * s.tilesN;
+  const int64_t slots = std::min<int64_t>(s.slots, tiles);
+  const auto runSlot = [&](int64_t slot) {
     ScopedOmpThreads scoped(1);
     const dnnl::engine& engine = cpuEngine();
     dnnl::stream stream(engine);
-    for (int64_t tile = begin; tile < end; ++tile) {
+    char* pad = scratchBase + s.wideABytes + s.wideBBytes + static_cast<size_t>(slot) * s.slotBytes;
+    for (int64_t tile = slot * tiles / slots; tile < (slot + 1) * tiles / slots; ++tile) {
       const int64_t tm = tile / s.tilesN, tn = tile % s.tilesN;
       const int64_t row = tm * s.tileM, col = tn * s.tileN;
       const TileKernel& kernel = s.kernels[tm == s.tilesM - 1 ? 1 : 0][tn == s.tilesN - 1 ? 1 : 0];
@@ -247,14 +246,16 @@ void Gemm::run(const void* a, const void* b, float* c) const {
       memory aMem(kernel.a, engine, const_cast<char*>(aBytes + aOffset * elementSize));
       memory bMem(kernel.b, engine, const_cast<char*>(bBytes + bOffset * elementSize));
       memory cMem(kernel.c, engine, c + row * g.ldc + col);
-      memory scratchMem(kernel.scratch, engine, scratch.get(std::max<size_t>(kernel.scratch.get_size(), 64)));
+      memory scratchMem(kernel.scratch, engine, pad);
       kernel.primitive.execute(
           stream,
           {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}, {DNNL_ARG_SCRATCHPAD, scratchMem}});
     }
     stream.wait();
   };
-  parallelFor(s.tilesM * s.tilesN, 1, runTiles);
+  parallelFor(slots, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t slot = begin; slot < end; ++slot) runSlot(slot);
+  });
 }
 
 }  // namespace gradkit

@@ -109,6 +109,7 @@ double measureGemmPeakGflops(bool bf16) {
     shape.m = shape.n = shape.k = n;
     shape.inputType = bf16 ? ACL_BF16 : ACL_FLOAT;
     const Gemm gemm(shape);
+    std::vector<float> scratch(gemm.scratchBytes() / sizeof(float) + 1);
     const size_t elements = static_cast<size_t>(n * n);
     std::vector<float> aFloat(elements), bFloat(elements), c(elements);
     std::vector<uint16_t> aBf16(bf16 ? elements : 0), bBf16(bf16 ? elements : 0);
@@ -122,11 +123,11 @@ double measureGemmPeakGflops(bool bf16) {
     }
     const void* a = bf16 ? static_cast<const void*>(aBf16.data()) : aFloat.data();
     const void* b = bf16 ? static_cast<const void*>(bBf16.data()) : bFloat.data();
-    gemm.run(a, b, c.data());  // warm-up: page faults, kernel generation
+    gemm.run(a, b, c.data(), scratch.data());  // warm-up: page faults, kernel generation
     double best = 1e30;
     for (int run = 0; run < kRuns; ++run) {
       const Clock::time_point start = Clock::now();
-      gemm.run(a, b, c.data());
+      gemm.run(a, b, c.data(), scratch.data());
       best = std::min(best, secondsSince(start));
     }
     bestGflops = std::max(bestGflops, 2.0 * static_cast<double>(n) * n * n / best / 1e9);
