@@ -100,15 +100,24 @@ bool checkDims(const char* name, const int64_t* dims, uint64_t count, int64_t* p
   return true;
 }
 
-/** Row-major strides for `dims` (the stride of a dim is the product of the dims after it). */
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
+/**
+ * Row-major strides for `dims` (the stride of a dim is the product of the dims after it, size-0 dims counted as 1);
+ * false when one does not fit in int64 (possible for an empty view such as [0, 2^62, 2^62]).
+ */
+bool rowMajorStrides(const std::vector<int64_t>& dims, std::vector<int64_t>* strides) {
+  strides->assign(dims.size(), 1);
   int64_t running = 1;
   for (size_t d = dims.size(); d-- > 0;) {
-    strides[d] = running;
-    running *= dims[d] > 0 ? dims[d] : 1;  // cannot overflow: the dims' product was checked
+    (*strides)[d] = running;
+    if (d > 0 && !multiply(running, dims[d] > 0 ? dims[d] : 1, &running)) return false;
   }
-  return strides;
+  return true;
+}
+
+/** True for the aclFormat values CANN defines (read as an int: an unknown value must not be loaded as the enum). */
+bool isKnownFormat(int format) {
+  static constexpr int kFormats[] = {-1, 0, 1, 2, 3, 4, 12, 16, 27, 29, 30, 32, 33, 35, 47};
+  return std::find(std::begin(kFormats), std::end(kFormats), format) != std::end(kFormats);
 }
 
 }  // namespace
@@ -235,6 +244,14 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
     return rejectTensor(ACLNN_ERR_PARAM_INVALID, "dataType", "a dtype with a whole-byte element size",
                         gradkit::dtypeName(dataType));
   }
+  int formatValue = 0;
+  static_assert(sizeof(format) == sizeof(formatValue));
+  std::memcpy(&formatValue, &format, sizeof formatValue);
+  if (!isKnownFormat(formatValue)) {
+    return rejectTensor(ACLNN_ERR_PARAM_INVALID, "format",
+                        "an aclFormat value (-1, 0, 1, 2, 3, 4, 12, 16, 27, 29, 30, 32, 33, 35 or 47)",
+                        std::to_string(formatValue));
+  }
   int64_t numel = 1;
   if (!checkDims("viewDims", viewDims, viewDimsNum, &numel)) return nullptr;
   int64_t storageElements = 1;
@@ -244,7 +261,10 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
     auto tensor = std::make_unique<aclTensor>();
     tensor->viewDims.assign(viewDims, viewDims + viewDimsNum);
     if (stride == nullptr) {
-      tensor->strides = rowMajorStrides(tensor->viewDims);
+      if (!rowMajorStrides(tensor->viewDims, &tensor->strides)) {
+        return rejectTensor(ACLNN_ERR_PARAM_INVALID, "viewDims",
+                            "dims whose row-major strides (stride == nullptr) fit in int64", tensor->shapeString());
+      }
     } else {
       tensor->strides.assign(stride, stride + viewDimsNum);
     }
@@ -335,6 +355,13 @@ Array* createArray(const char* api, const T* value, uint64_t size) {
   if (value == nullptr && size > 0) {
     gradkit::fail(ACLNN_ERR_PARAM_NULLPTR, api, "value", "non-null when size > 0",
                   "nullptr with size " + std::to_string(size));
+    return nullptr;
+  }
+  // No caller holds more than 2^48 bytes of values (value + size would not even be a valid pointer).
+  constexpr uint64_t kMaxSize = (uint64_t{1} << 48) / sizeof(T);
+  if (size > kMaxSize) {
+    gradkit::fail(ACLNN_ERR_PARAM_INVALID, api, "size", "<= " + std::to_string(kMaxSize) + " elements",
+                  std::to_string(size));
     return nullptr;
   }
   try {

@@ -1,4 +1,5 @@
 // aclInit/aclFinalize, the platform profile, devices, contexts and library facts.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -6,6 +7,7 @@
 #include <thread>
 
 #include "api_test_util.h"
+#include "base/error.h"
 
 using gradkit_test::ApiFixture;
 using gradkit_test::hex;
@@ -360,3 +362,20 @@ TEST_F(ApiRuntime, RecentErrorTextIsTakenOnce) {
 }
 
 }  // namespace
+
+TEST_F(ApiRuntime, RecentErrorTextIsBoundedAndSaysWhatWasDropped) {
+  // 200 000 failing calls without reading the text keep only the newest ~64 KiB of messages.
+  constexpr int kFailures = 200000;
+  for (int i = 0; i < kFailures; ++i) gradkit::fail(161002, "aclnnFake", "x", "ok", "call " + std::to_string(i));
+  const std::string text = recentError();
+  EXPECT_LE(text.size(), size_t{66} << 10);
+  EXPECT_TRUE(mentions(text, {"earlier messages dropped", "given call 199999"}));
+  EXPECT_EQ(text.find("given call 0 "), std::string::npos);
+  const size_t kept = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));  // one line per message
+  EXPECT_TRUE(mentions(text, {"(" + std::to_string(kFailures - kept) + " earlier messages dropped"}));
+  EXPECT_EQ(recentError(), "") << "taking the text clears it";
+  // A single long message is kept whole.
+  const std::string longGiven(100000, 'z');
+  gradkit::fail(161002, "aclnnFake", "x", "ok", longGiven);
+  EXPECT_TRUE(mentions(recentError(), {longGiven}));
+}

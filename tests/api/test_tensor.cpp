@@ -197,6 +197,33 @@ TEST_F(ApiTensor, RejectsTooManyDimsAndOverflow) {
   EXPECT_TRUE(mentions(recentError(), {"storageDims"}));
 }
 
+TEST_F(ApiTensor, RejectsEmptyViewsWhoseDefaultStridesOverflow) {
+  // [0, 2^62, 2^62] has no elements, but its row-major stride of dim 0 would be 2^124.
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_EQ(makeTensor({0, big, big}, ACL_FLOAT, nullptr, 0, {0}, nullptr), nullptr);
+  EXPECT_TRUE(mentions(recentError(), {"viewDims", "row-major strides", "fit in int64", "[0, 4611686018427387904"}));
+  auto fine = makeTensor({0, big}, ACL_FLOAT, nullptr, 0, {0}, nullptr);  // strides {2^62, 1} fit
+  ASSERT_NE(fine, nullptr) << recentError();
+  EXPECT_EQ(fine->strides, (std::vector<int64_t>{big, 1}));
+}
+
+TEST_F(ApiTensor, RejectsUnknownFormats) {
+  std::vector<float> data(4);
+  const int64_t dims[] = {4};
+  for (int format : {999, -7, 5, 48}) {
+    aclFormat value;
+    std::memcpy(&value, &format, sizeof value);  // as a C caller would pass it
+    EXPECT_EQ(aclCreateTensor(dims, 1, ACL_FLOAT, nullptr, 0, value, dims, 1, data.data()), nullptr) << format;
+    EXPECT_TRUE(mentions(recentError(), {"aclCreateTensor", "format", "given " + std::to_string(format), "161002"}));
+  }
+  for (aclFormat format : {ACL_FORMAT_UNDEFINED, ACL_FORMAT_NCHW, ACL_FORMAT_ND, ACL_FORMAT_NCL}) {
+    aclTensor* tensor = aclCreateTensor(dims, 1, ACL_FLOAT, nullptr, 0, format, dims, 1, data.data());
+    ASSERT_NE(tensor, nullptr) << format;
+    EXPECT_EQ(tensor->format, format);
+    aclDestroyTensor(tensor);
+  }
+}
+
 TEST_F(ApiTensor, RejectsDtypesWithoutByteSize) {
   std::vector<uint8_t> data(8);
   for (aclDataType dtype : {ACL_DT_UNDEFINED, ACL_STRING, ACL_INT4, ACL_UINT1, ACL_FLOAT4_E2M1}) {
@@ -246,6 +273,11 @@ TEST_F(ApiTensor, Arrays) {
   EXPECT_TRUE(mentions(recentError(), {"aclCreateFloatArray", "size 1"}));
   EXPECT_EQ(aclCreateBoolArray(nullptr, 4), nullptr);
   EXPECT_TRUE(mentions(recentError(), {"aclCreateBoolArray", "size 4"}));
+  // A size no buffer can have is rejected instead of wrapping value + size.
+  EXPECT_EQ(aclCreateIntArray(ints, uint64_t{1} << 62), nullptr);
+  EXPECT_TRUE(mentions(recentError(), {"aclCreateIntArray", "size", "given 4611686018427387904", "161002"}));
+  EXPECT_EQ(aclCreateBoolArray(bools, ~uint64_t{0}), nullptr);
+  EXPECT_TRUE(mentions(recentError(), {"aclCreateBoolArray", "size"}));
 }
 
 /** Creates a scalar from raw bytes of `dtype` and returns it (owned by the caller). */
