@@ -8,9 +8,10 @@
 namespace gradkit::cli {
 namespace {
 
-MaskedDropoutOp dropoutBackwardOp() {
+OpDescriptor dropoutBackwardOp() {
   MaskedDropoutOp op;
   op.name = "dropout_backward";
+  op.api = "aclnnDropoutBackward";
   op.inputKey = "gradOutput";
   op.outputKey = "out";
   op.attributeKey = "scale";
@@ -22,14 +23,9 @@ MaskedDropoutOp dropoutBackwardOp() {
     golden::dropoutDoMask(inputDtype, outputDtype, input, mask, golden::dropoutBackwardProb(scale), out, n);
   };
   op.peerScale = [](double scale) { return scale; };
-  return op;
+  return maskedDropoutDescriptor(op);
 }
 
-class DropoutBackwardSuite : public MaskedDropoutSuite {
- public:
-  DropoutBackwardSuite() : MaskedDropoutSuite(dropoutBackwardOp()) {}
-};
-
 }  // namespace
-GRADKIT_REGISTER_SUITE(DropoutBackwardSuite)
+GRADKIT_REGISTER_OP_SUITE(dropoutBackwardOp)
 }  // namespace gradkit::cli

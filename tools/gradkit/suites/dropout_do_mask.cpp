@@ -8,9 +8,10 @@
 namespace gradkit::cli {
 namespace {
 
-MaskedDropoutOp dropoutDoMaskOp() {
+OpDescriptor dropoutDoMaskOp() {
   MaskedDropoutOp op;
   op.name = "dropout_do_mask";
+  op.api = "aclnnDropoutDoMask";
   op.inputKey = "self";
   op.outputKey = "out";
   op.attributeKey = "prob";
@@ -19,14 +20,9 @@ MaskedDropoutOp dropoutDoMaskOp() {
   op.run = aclnnDropoutDoMask;
   op.golden = golden::dropoutDoMask;
   op.peerScale = [](double prob) { return prob == 1.0 ? 0.0 : 1.0 / (1.0 - prob); };
-  return op;
+  return maskedDropoutDescriptor(op);
 }
 
-class DropoutDoMaskSuite : public MaskedDropoutSuite {
- public:
-  DropoutDoMaskSuite() : MaskedDropoutSuite(dropoutDoMaskOp()) {}
-};
-
 }  // namespace
-GRADKIT_REGISTER_SUITE(DropoutDoMaskSuite)
+GRADKIT_REGISTER_OP_SUITE(dropoutDoMaskOp)
 }  // namespace gradkit::cli

@@ -7,9 +7,10 @@
 namespace gradkit::cli {
 namespace {
 
-MaskedDropoutOp dropoutV3GradOp() {
+OpDescriptor dropoutV3GradOp() {
   MaskedDropoutOp op;
   op.name = "dropout_v3_grad";
+  op.api = "aclnnDropoutV3Grad";
   op.inputKey = "gradY";
   op.outputKey = "gradX";
   op.attributeKey = "scale";
@@ -18,14 +19,9 @@ MaskedDropoutOp dropoutV3GradOp() {
   op.run = aclnnDropoutV3Grad;
   op.golden = golden::dropoutV3Grad;
   op.peerScale = [](double scale) { return scale; };
-  return op;
+  return maskedDropoutDescriptor(op);
 }
 
-class DropoutV3GradSuite : public MaskedDropoutSuite {
- public:
-  DropoutV3GradSuite() : MaskedDropoutSuite(dropoutV3GradOp()) {}
-};
-
 }  // namespace
-GRADKIT_REGISTER_SUITE(DropoutV3GradSuite)
+GRADKIT_REGISTER_OP_SUITE(dropoutV3GradOp)
 }  // namespace gradkit::cli
