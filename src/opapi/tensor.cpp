@@ -13,6 +13,8 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "gradkit/float_convert.h"
+#include "runtime/registry.h"
+#include "runtime/runtime.h"
 
 namespace {
 
@@ -302,6 +304,20 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
       if (tensorData == nullptr) {
         return rejectTensor(ACLNN_ERR_PARAM_NULLPTR, "tensorData", "non-null for a view with elements",
                             "nullptr for view " + tensor->shapeString());
+      }
+      // Memory gradkit tracked (aclrtMalloc, aclrtMallocHost) must hold the whole storage: a kernel would
+      // otherwise read or write past the allocation.
+      if (const auto allocation = gradkit::rt::findAllocation(tensorData)) {
+        const auto room =
+            static_cast<uint64_t>(allocation->base + allocation->size - static_cast<const unsigned char*>(tensorData));
+        if (static_cast<uint64_t>(bytes) > room) {
+          return rejectTensor(ACLNN_ERR_PARAM_INVALID, "storageDims",
+                              "a storage that fits in the memory behind tensorData (" + std::to_string(room) +
+                                  " bytes left in the " + std::to_string(allocation->size) + "-byte allocation at " +
+                                  gradkit::rt::pointerString(allocation->base) + ")",
+                              gradkit::dimsString(std::vector<int64_t>(storageDims, storageDims + storageDimsNum)) +
+                                  " of " + gradkit::dtypeName(dataType) + " = " + std::to_string(bytes) + " bytes");
+        }
       }
     }
     tensor->offset = offset;

@@ -207,6 +207,25 @@ TEST_F(ApiTensor, RejectsEmptyViewsWhoseDefaultStridesOverflow) {
   EXPECT_EQ(fine->strides, (std::vector<int64_t>{big, 1}));
 }
 
+TEST_F(ApiTensor, StorageMustFitTheTrackedAllocationBehindIt) {
+  // An 8-d [2,...,2] fp32 storage (1024 bytes) over a 256-byte aclrtMalloc buffer (288 usable after CANN's
+  // rounding) would let a kernel read past the allocation.
+  void* device = nullptr;
+  ASSERT_EQ(aclrtMalloc(&device, 256, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  const std::vector<int64_t> eightD(8, 2);
+  EXPECT_EQ(makeTensor(eightD, ACL_FLOAT, nullptr, 0, eightD, device), nullptr);
+  EXPECT_TRUE(mentions(recentError(), {"aclCreateTensor", "storageDims", "288 bytes left", "288-byte allocation",
+                                       "1024 bytes", "161002"}));
+  EXPECT_NE(makeTensor({72}, ACL_FLOAT, nullptr, 0, {72}, device), nullptr) << "288 bytes fit exactly";
+  EXPECT_EQ(makeTensor({8}, ACL_FLOAT, nullptr, 0, {8}, static_cast<char*>(device) + 260), nullptr)
+      << "an interior pointer has only the rest of the allocation";
+  EXPECT_TRUE(mentions(recentError(), {"28 bytes left"}));
+  std::vector<float> host(256);
+  EXPECT_NE(makeTensor(eightD, ACL_FLOAT, nullptr, 0, eightD, host.data()), nullptr) << "untracked memory is the "
+                                                                                        "caller's business";
+  EXPECT_EQ(aclrtFree(device), ACL_SUCCESS);
+}
+
 TEST_F(ApiTensor, RejectsUnknownFormats) {
   std::vector<float> data(4);
   const int64_t dims[] = {4};
