@@ -123,9 +123,6 @@ struct OpCall {
     PeerTorch torch = PeerTorch::Debian;
   };
   std::optional<Peer> peer;
-
-  /** Objects the closures need alive (scalars, arrays, primitives). */
-  std::vector<std::shared_ptr<void>> keep;
 };
 
 /** An operator's suite, as data. */
@@ -220,6 +217,14 @@ class OpSuite : public Suite {
     return true;                                                                                \
   }();                                                                                          \
   }
+
+/** Values uniform in [lo, hi] (integers: every value equally likely). */
+inline ValueSpec uniformValues(double lo, double hi) {
+  ValueSpec values;
+  values.lo = lo;
+  values.hi = hi;
+  return values;
+}
 
 /** Packed dropout masks: ceil(n / 128) * 16 bytes for n elements. */
 inline int64_t maskBytesFor(int64_t n) { return (n + 127) / 128 * 16; }

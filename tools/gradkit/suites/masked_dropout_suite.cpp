@@ -10,15 +10,13 @@ OpDescriptor maskedDropoutDescriptor(MaskedDropoutOp op) {
   OpDescriptor d;
   d.name = op.name;
   d.api = op.api;
-  d.tensors = {inputRule(op.inputKey),
-               inputRule("mask",
-                         [](const CaseInfo& info) {
-                           ValueSpec bytes;  // every mask byte pattern
-                           bytes.lo = 0;
-                           bytes.hi = 255;
-                           return TensorDefaults{ACL_UINT8, {maskBytesFor(info.numel)}, info.seed, bytes};
-                         }),
-               outputRule(op.outputKey)};
+  d.tensors = {
+      inputRule(op.inputKey),
+      inputRule("mask",
+                [](const CaseInfo& info) {  // every mask byte pattern
+                  return TensorDefaults{ACL_UINT8, {maskBytesFor(info.numel)}, info.seed, uniformValues(0, 255)};
+                }),
+      outputRule(op.outputKey)};
   d.run = op.run;
   d.bind = [op](OpCase& c) {
     const double attribute = c.number(op.attributeKey, op.attributeDefault);
