@@ -1,6 +1,10 @@
 #include "opapi/check.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/dtype.h"
 #include "base/error.h"
@@ -45,6 +49,59 @@ aclnnStatus checkSameShape(std::string_view api, std::string_view name, const ac
   if (tensor.viewDims == reference.viewDims) return ACLNN_SUCCESS;
   std::string expected = "shape " + reference.shapeString() + " (the shape of " + std::string(referenceName) + ")";
   return fail(ACLNN_ERR_PARAM_INVALID, api, name, expected, "shape " + tensor.shapeString());
+}
+
+namespace {
+
+/** [first, last] byte addresses a non-empty view touches (strides are >= 0: aclCreateTensor enforces it). */
+std::pair<uintptr_t, uintptr_t> byteRange(const aclTensor& view) {
+  const auto first = reinterpret_cast<uintptr_t>(view.firstElement());
+  uintptr_t span = 0;
+  for (int64_t d = 0; d < view.dim(); ++d) {
+    span += static_cast<uintptr_t>(view.viewDims[d] - 1) * static_cast<uintptr_t>(view.strides[d]);
+  }
+  const uintptr_t size = dtypeSize(view.dtype);
+  return {first, first + span * size + size - 1};
+}
+
+}  // namespace
+
+aclnnStatus checkNoInternalOverlap(std::string_view api, std::string_view name, const aclTensor& out) {
+  if (out.isEmpty()) return ACLNN_SUCCESS;
+  // Sorted by stride, each dim must step over everything the smaller ones span (the dense-or-gapped layouts);
+  // anything else may place two elements on one address.
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size > 1
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    if (out.viewDims[d] > 1) dims.emplace_back(out.strides[d], out.viewDims[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t spanned = 0;  // elements reached by the smaller dims
+  for (const auto& [stride, size] : dims) {
+    if (stride <= spanned) {
+      return fail(ACLNN_ERR_PARAM_INVALID, api, name,
+                  "an output whose elements are all at different addresses (no zero or overlapping strides)",
+                  "shape " + out.shapeString() + " with strides " + dimsString(out.strides));
+    }
+    spanned = stride * (size - 1) + spanned;  // cannot overflow: the view fits its storage
+  }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus checkNoPartialOverlap(std::string_view api, std::string_view outName, const aclTensor& out,
+                                  std::string_view inputName, const aclTensor& input) {
+  if (out.isEmpty() || input.isEmpty()) return ACLNN_SUCCESS;
+  const bool sameView = out.firstElement() == input.firstElement() && out.dtype == input.dtype &&
+                        out.viewDims == input.viewDims && out.strides == input.strides;
+  if (sameView) return ACLNN_SUCCESS;
+  const auto [outFirst, outLast] = byteRange(out);
+  const auto [inFirst, inLast] = byteRange(input);
+  if (outLast < inFirst || inLast < outFirst) return ACLNN_SUCCESS;
+  return fail(ACLNN_ERR_PARAM_INVALID, api, outName,
+              std::string("memory that does not overlap ") + std::string(inputName) +
+                  " (or is exactly the same view, for an in-place call)",
+              "bytes overlapping " + std::string(inputName) + " (" + std::string(outName) + " " + out.shapeString() +
+                  " strides " + dimsString(out.strides) + ", " + std::string(inputName) + " " + input.shapeString() +
+                  " strides " + dimsString(input.strides) + ")");
 }
 
 }  // namespace gradkit

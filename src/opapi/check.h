@@ -28,6 +28,20 @@ aclnnStatus checkMaxRank(std::string_view api, std::string_view name, const aclT
 aclnnStatus checkSameShape(std::string_view api, std::string_view name, const aclTensor& tensor,
                            std::string_view referenceName, const aclTensor& reference);
 
+/**
+ * The overlap rule of every operator (docs/reliability.md), so that results never depend on the thread count:
+ * 161002 when `out` may write one memory location twice (a zero stride, or strides that let two elements meet),
+ * naming `name`. Empty views pass.
+ */
+aclnnStatus checkNoInternalOverlap(std::string_view api, std::string_view name, const aclTensor& out);
+
+/**
+ * 161002 naming both tensors when the bytes `out` writes and the bytes `input` reads overlap, unless the two are
+ * exactly the same view (same first element, dtype, dims and strides: an in-place call). Empty views pass.
+ */
+aclnnStatus checkNoPartialOverlap(std::string_view api, std::string_view outName, const aclTensor& out,
+                                  std::string_view inputName, const aclTensor& input);
+
 /** Returns from the enclosing function when a check fails. */
 #define GRADKIT_RETURN_IF_ERROR(expr)        \
   do {                                       \

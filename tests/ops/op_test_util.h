@@ -1,8 +1,11 @@
 // Small helpers for op tests: host buffers wrapped as aclTensor views, freed automatically.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -49,5 +52,15 @@ ScalarPtr makeScalar(T value, aclDataType dtype) {
 
 /** The messages recorded since the last call, as a std::string. */
 inline std::string recentError() { return aclGetRecentErrMsg(); }
+
+/** Asserts that `message` contains every one of `parts`. */
+inline ::testing::AssertionResult mentions(const std::string& message, std::initializer_list<std::string> parts) {
+  for (const std::string& part : parts) {
+    if (message.find(part) == std::string::npos) {
+      return ::testing::AssertionFailure() << "message \"" << message << "\" does not mention \"" << part << "\"";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
 
 }  // namespace gradkit::test

@@ -310,5 +310,57 @@ TEST_F(ThresholdBackwardChecks, ExecutorRunsOnceAndRejectsShortWorkspace) {
   for (float v : o) EXPECT_EQ(v, 1.0f);
 }
 
+TEST_F(ThresholdBackwardChecks, OutputsThatWriteOneAddressTwiceAreRejected) {
+  // Results would depend on the thread count (or on a last-write-wins order): 161002 naming out.
+  std::vector<float> big(1 << 18, 1.0f), grad(512 * 512, 1.0f), self(512 * 512, 1.0f);
+  auto g = makeView(grad.data(), ACL_FLOAT, {512, 512});
+  auto s = makeView(self.data(), ACL_FLOAT, {512, 512});
+  auto overlapping = makeView(big.data(), ACL_FLOAT, {512, 512}, {1, 1}, 0, 1023);  // element (i, j) at i + j
+  Call call = plan(g.get(), s.get(), zero.get(), overlapping.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(call.message,
+                       {"aclnnThresholdBackward", "'out'", "different addresses", "[512, 512]", "strides [1, 1]"}));
+  auto broadcastOut = makeView(big.data(), ACL_FLOAT, {4, 8}, {0, 1}, 0, 8);
+  auto g48 = makeView(grad.data(), ACL_FLOAT, {4, 8}), s48 = makeView(self.data(), ACL_FLOAT, {4, 8});
+  call = plan(g48.get(), s48.get(), zero.get(), broadcastOut.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(call.message, {"'out'", "strides [0, 1]"}));
+  // Gapped and transposed outputs are fine: every element has its own address.
+  auto gapped = makeView(big.data(), ACL_FLOAT, {4, 8}, {1, 9}, 0, 72);
+  EXPECT_EQ(plan(g48.get(), s48.get(), zero.get(), gapped.get()).status, ACLNN_SUCCESS);
+}
+
+TEST_F(ThresholdBackwardChecks, OutputsPartlyOverlappingAnInputAreRejectedButExactAliasesRun) {
+  std::vector<float> buffer(1001, 1.0f), self(1000, 1.0f);
+  auto s = makeView(self.data(), ACL_FLOAT, {1000});
+  auto grad = makeView(buffer.data(), ACL_FLOAT, {1000}, {1}, 1, 1001);     // elements 1..1000
+  auto shifted = makeView(buffer.data(), ACL_FLOAT, {1000}, {1}, 0, 1001);  // elements 0..999
+  Call call = plan(grad.get(), s.get(), zero.get(), shifted.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(call.message, {"'out'", "overlapping gradOutput", "161002"}));
+  auto selfInBuffer = makeView(buffer.data(), ACL_FLOAT, {1000}, {1}, 1, 1001);
+  auto gradAlone = makeView(self.data(), ACL_FLOAT, {1000});
+  call = plan(gradAlone.get(), selfInBuffer.get(), zero.get(), shifted.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(call.message, {"overlapping self"}));
+  auto same = makeView(buffer.data(), ACL_FLOAT, {1000}, {1}, 1, 1001);
+  EXPECT_EQ(plan(grad.get(), s.get(), zero.get(), same.get()).status, ACLNN_SUCCESS) << "in place on gradOutput";
+}
+
+TEST_F(ThresholdBackwardChecks, HugeStrideZeroViewsAreRejectedBeforeAnyCopy) {
+  // The reliability finding: a 1-d view of 2^62 + 16 fp32 elements with stride 0 (one element of storage) as
+  // gradOutput, self and out used to wrap the staging size to a tiny workspace and crash in the strided copy.
+  // out writes one address 2^62 + 16 times: the overlap rule rejects it before anything is planned.
+  std::vector<float> one(1, 1.0f);
+  const int64_t n = (int64_t{1} << 62) + 16;
+  auto view = makeView(one.data(), ACL_FLOAT, {n}, {0}, 0, 1);
+  uint64_t size = 0;
+  aclOpExecutor* executor = nullptr;
+  EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(view.get(), view.get(), zero.get(), view.get(), &size, &executor),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(recentError(), {"'out'", "different addresses", "strides [0]"}));
+  EXPECT_EQ(executor, nullptr);
+}
+
 }  // namespace
 }  // namespace gradkit::test

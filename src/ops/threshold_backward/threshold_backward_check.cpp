@@ -115,7 +115,11 @@ aclnnStatus checkThresholdBackward(const ThresholdBackwardArgs& args, const uint
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "gradOutput", *gradOutput, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "self", *self, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "out", *out, kMaxRank));
-  return checkShapes(*gradOutput, *self, *out);
+  GRADKIT_RETURN_IF_ERROR(checkShapes(*gradOutput, *self, *out));
+  // The overlap rule (docs/reliability.md): results must not depend on the thread count.
+  GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(api, "out", *out));
+  GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, "out", *out, "gradOutput", *gradOutput));
+  return checkNoPartialOverlap(api, "out", *out, "self", *self);
 }
 
 }  // namespace gradkit::ops
