@@ -3,11 +3,10 @@
 #include <cstdio>
 #include <string>
 
-#include "base/dtype.h"
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
-#include "ops/dropout/mask_format.h"
+#include "ops/dropout/masked_dropout_check.h"
 
 namespace gradkit::ops {
 namespace {
@@ -22,29 +21,10 @@ std::string numberText(double value) {
 
 }  // namespace
 
-aclnnStatus checkMaskedDtypes(std::string_view api, std::string_view inputName, const aclTensor& input,
-                              const aclTensor& mask, std::string_view outName, const aclTensor& out) {
-  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, inputName, input, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}));
-  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "mask", mask, {ACL_UINT8}));
-  return checkDtypeIn(api, outName, out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
-}
-
-aclnnStatus checkMaskSize(std::string_view api, const aclTensor& mask, std::string_view inputName,
-                          const aclTensor& input, bool exact) {
-  const int64_t n = input.numel();
-  const int64_t needed = dropoutMaskBytes(n);
-  const int64_t given = mask.numel();
-  if (exact ? given == needed : given >= needed) return ACLNN_SUCCESS;
-  return fail(ACLNN_ERR_PARAM_INVALID, api, "mask",
-              std::string(exact ? "exactly " : "at least ") + std::to_string(needed) +
-                  " elements (ceil(n/128)*16 for n = " + std::to_string(n) + " elements of " + std::string(inputName) +
-                  ")",
-              std::to_string(given) + " elements " + mask.shapeString());
-}
-
-aclnnStatus checkDropoutDoMask(const aclTensor* self, const aclTensor* mask, double prob, const aclTensor* out,
-                               const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+aclnnStatus checkDropoutDoMask(const DropoutDoMaskArgs& args, const uint64_t* workspaceSize,
+                               aclOpExecutor* const* executor) {
   const char* api = kDropoutDoMaskApi;
+  const auto [self, mask, prob, out] = args;
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "self", self));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "mask", mask));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));

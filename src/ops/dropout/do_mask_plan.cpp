@@ -38,26 +38,27 @@ float doMaskKeep(double prob, aclDataType dtype) {
   }
 }
 
-DoMaskPlan planDoMask(const aclTensor& self, const aclTensor& mask, double prob, const aclTensor& out) {
-  const float keep = doMaskKeep(prob, self.dtype);
+DoMaskPlan planDoMask(const DropoutDoMaskArgs& args) {
+  const double prob = args.prob;
+  const float keep = doMaskKeep(prob, args.self->dtype);
   DoMaskPlan plan;
   plan.mode = modeFor(prob, keep);
   if (plan.mode == DoMaskMode::Apply) plan.reciprocal = 1.0f / keep;
-  plan.staging = planMaskedStaging(self, mask, out, /*readInput=*/plan.mode != DoMaskMode::Zeros,
-                                   /*readMask=*/plan.mode == DoMaskMode::Apply);
-  plan.scalarKernel = scalarKernelsForced();
+  plan.staging = planMaskedStaging(*args.self, *args.mask, *args.out, /*readInput=*/plan.mode != DoMaskMode::Zeros,
+                                   /*readMask=*/plan.mode == DoMaskMode::Apply, plan.workspace);
+  plan.kernels = &chooseKernels(kernels::kDoMaskSimdKernels, kernels::kDoMaskScalarKernels);
   return plan;
 }
 
-aclnnStatus DoMaskPlan::run(void* workspace) const {
-  const MaskedStaging::Dense dense = staging.prepare(workspace);
-  const aclDataType inDtype = staging.input.dtype;
-  const aclDataType outDtype = staging.out.dtype;
+aclnnStatus DoMaskPlan::run(void* memory) const {
+  const MaskedStaging::Dense dense = staging.prepare(memory);
+  const aclDataType inDtype = staging.input.view.dtype;
+  const aclDataType outDtype = staging.out.view.dtype;
   const size_t inSize = dtypeSize(inDtype);
   const size_t outSize = dtypeSize(outDtype);
   const auto* x = static_cast<const unsigned char*>(dense.input);
   auto* y = static_cast<unsigned char*>(dense.out);
-  forEachMaskChunk(staging.out.numel(), [&](int64_t begin, int64_t end) {
+  forEachMaskChunk(staging.out.view.numel(), [&](int64_t begin, int64_t end) {
     unsigned char* to = y + static_cast<size_t>(begin) * outSize;
     const int64_t count = end - begin;
     switch (mode) {
@@ -70,17 +71,25 @@ aclnnStatus DoMaskPlan::run(void* workspace) const {
       case DoMaskMode::Apply: {
         const unsigned char* from = x + static_cast<size_t>(begin) * inSize;
         const uint8_t* bits = dense.mask + begin / 8;
-        if (scalarKernel) {
-          kernels::dropoutDoMaskScalar(inDtype, outDtype, from, bits, reciprocal, to, count);
-        } else {
-          kernels::dropoutDoMaskSimd(inDtype, outDtype, from, bits, reciprocal, to, count, staging.streamStores);
-        }
+        kernels->apply(inDtype, outDtype, from, bits, reciprocal, to, count, staging.streamStores);
         return;
       }
     }
   });
-  staging.finish(dense);
+  staging.finish(memory);
   return ACLNN_SUCCESS;
 }
+
+const OpDefinition<DropoutDoMaskArgs, DoMaskPlan> kDropoutDoMask{
+    kDropoutDoMaskApi, checkDropoutDoMask,
+    // An empty self, or an empty mask (upstream's quirk), computes and writes nothing.
+    [](const DropoutDoMaskArgs& args) { return args.self->isEmpty() || args.mask->isEmpty(); }, planDoMask};
+
+const OpDefinition<DropoutBackwardArgs, DoMaskPlan> kDropoutBackward{
+    kDropoutBackwardApi, checkDropoutBackward,
+    [](const DropoutBackwardArgs& args) { return args.gradOutput->isEmpty(); },
+    [](const DropoutBackwardArgs& args) {
+      return planDoMask({args.gradOutput, args.mask, dropoutBackwardProb(args.scale), args.out});
+    }};
 
 }  // namespace gradkit::ops

@@ -5,8 +5,13 @@
 #include <cstdint>
 
 #include "aclnn/aclnn_base.h"
+#include "opapi/op_definition.h"
 #include "opapi/tensor.h"
-#include "ops/dropout/do_mask_staging.h"
+#include "opapi/workspace.h"
+#include "ops/dropout/do_mask_check.h"
+#include "ops/dropout/dropout_backward_check.h"
+#include "ops/dropout/kernels/do_mask_kernel.h"
+#include "ops/dropout/masked_dropout_staging.h"
 
 namespace gradkit::ops {
 
@@ -18,13 +23,14 @@ enum class DoMaskMode {
 };
 
 struct DoMaskPlan {
+  WorkspaceBooking workspace;
   MaskedStaging staging;
   DoMaskMode mode = DoMaskMode::Apply;
   float reciprocal = 1.0f;  // RN32(1 / keep), for Apply
-  bool scalarKernel = false;
+  const kernels::DoMaskKernels* kernels = nullptr;
 
-  /** Runs the op with `workspace` (at least staging.workspaceBytes). */
-  aclnnStatus run(void* workspace) const;
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
+  aclnnStatus run(void* memory) const;
 };
 
 /**
@@ -34,6 +40,12 @@ struct DoMaskPlan {
 float doMaskKeep(double prob, aclDataType dtype);
 
 /** Plans a checked call whose self and mask are not empty; `prob` lies in [0, 1]. */
-DoMaskPlan planDoMask(const aclTensor& self, const aclTensor& mask, double prob, const aclTensor& out);
+DoMaskPlan planDoMask(const DropoutDoMaskArgs& args);
+
+/** aclnnDropoutDoMask's first phase (opapi/op_definition.h). */
+extern const OpDefinition<DropoutDoMaskArgs, DoMaskPlan> kDropoutDoMask;
+
+/** aclnnDropoutBackward's first phase: its check, then DoMask's plan with p = dropoutBackwardProb(scale). */
+extern const OpDefinition<DropoutBackwardArgs, DoMaskPlan> kDropoutBackward;
 
 }  // namespace gradkit::ops

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
-#include "ops/dropout/do_mask_check.h"
+#include "ops/dropout/masked_dropout_check.h"
 
 namespace gradkit::ops {
 namespace {
@@ -25,9 +25,10 @@ std::string scaleText(double scale, double prob) {
 
 double dropoutBackwardProb(double scale) { return std::fabs(scale) <= DBL_EPSILON ? 1.0 : 1.0 - 1.0 / scale; }
 
-aclnnStatus checkDropoutBackward(const aclTensor* gradOutput, const aclTensor* mask, double scale, const aclTensor* out,
-                                 const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+aclnnStatus checkDropoutBackward(const DropoutBackwardArgs& args, const uint64_t* workspaceSize,
+                                 aclOpExecutor* const* executor) {
   const char* api = kDropoutBackwardApi;
+  const auto [gradOutput, mask, scale, out] = args;
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "gradOutput", gradOutput));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "mask", mask));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));

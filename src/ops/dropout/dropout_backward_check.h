@@ -9,6 +9,14 @@ namespace gradkit::ops {
 
 inline constexpr const char* kDropoutBackwardApi = "aclnnDropoutBackward";
 
+/** The arguments of one call, as the caller gave them. */
+struct DropoutBackwardArgs {
+  const aclTensor* gradOutput;
+  const aclTensor* mask;
+  double scale;
+  aclTensor* out;
+};
+
 /** The drop probability the legacy backward hands to DoMask: (|scale| <= DBL_EPSILON) ? 1 : 1 - 1/scale in double. */
 double dropoutBackwardProb(double scale);
 
@@ -18,7 +26,7 @@ double dropoutBackwardProb(double scale);
  * (gradkit also rejects a NaN scale, which upstream lets through); rank, shapes, mask size (exactly
  * ceil(n/128)*16 elements).
  */
-aclnnStatus checkDropoutBackward(const aclTensor* gradOutput, const aclTensor* mask, double scale, const aclTensor* out,
-                                 const uint64_t* workspaceSize, aclOpExecutor* const* executor);
+aclnnStatus checkDropoutBackward(const DropoutBackwardArgs& args, const uint64_t* workspaceSize,
+                                 aclOpExecutor* const* executor);
 
 }  // namespace gradkit::ops

@@ -21,9 +21,9 @@ std::string formatDouble(double value) {
 
 }  // namespace
 
-aclnnStatus checkDropout(const aclTensor* input, double p, const aclTensor* out, const aclTensor* maskOut,
-                         const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+aclnnStatus checkDropout(const DropoutArgs& args, const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
   const char* api = kDropoutApi;
+  const auto& [input, p, train, seed, offset, out, maskOut] = args;
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "input", input));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "maskOut", maskOut));

@@ -1,30 +1,31 @@
 #include "ops/dropout/dropout_plan.h"
 
-#include "core/kernel_select.h"
-
 namespace gradkit::ops {
 
-DropoutPlan planDropout(const aclTensor& input, double p, bool train, int64_t seed, int64_t offset,
-                        const aclTensor& out, const aclTensor& maskOut) {
+DropoutPlan planDropout(const DropoutArgs& args) {
+  const double p = args.p;
   DropoutPlan plan;
-  plan.generateMask = train && p != 0.0 && p != 1.0;  // upstream compares exactly here
+  plan.generateMask = args.train && p != 0.0 && p != 1.0;  // upstream compares exactly here
   if (plan.generateMask) {
-    plan.mask = planDropoutGenMask(input.numel(), p, seed, offset, maskOut, /*epsilonFills=*/false);
-    plan.outputAt = alignWorkspace(plan.mask.workspaceBytes);
+    plan.mask = planGenMask(planDropoutMask(args.input->numel(), p, args.seed, args.offset, /*epsilonFills=*/false),
+                            *args.maskOut);
+    plan.maskRegion = plan.workspace.bookNested("mask", plan.mask.workspace);
   }
   // Eval is DoMask's copy (p = 0: the mask is not read); p == 1 its zeros.
-  plan.output = planDoMask(input, maskOut, train ? p : 0.0, out);
-  plan.workspaceBytes = plan.outputAt + plan.output.staging.workspaceBytes;
+  plan.output = planDoMask({args.input, args.maskOut, args.train ? p : 0.0, args.out});
+  plan.outputRegion = plan.workspace.bookNested("output", plan.output.workspace);
   return plan;
 }
 
-aclnnStatus DropoutPlan::run(void* workspace) const {
-  auto* scratch = static_cast<unsigned char*>(workspace);
+aclnnStatus DropoutPlan::run(void* memory) const {
   if (generateMask) {
-    const aclnnStatus status = mask.run(scratch);
+    const aclnnStatus status = mask.run(maskRegion.in(memory));
     if (status != ACLNN_SUCCESS) return status;
   }
-  return output.run(scratch == nullptr ? nullptr : scratch + outputAt);
+  return output.run(outputRegion.in(memory));
 }
+
+const OpDefinition<DropoutArgs, DropoutPlan> kDropout{
+    kDropoutApi, checkDropout, [](const DropoutArgs& args) { return args.input->isEmpty(); }, planDropout};
 
 }  // namespace gradkit::ops

@@ -3,30 +3,34 @@
 //    maskOut, without GenMask's DBL_EPSILON fills (upstream calls the stateless generator directly); otherwise
 //    maskOut is not written at all;
 //  - out: the DoMask plan for (input, maskOut, train ? p : 0, out), run after the mask (same executor, in order).
+// Each part books its own workspace layout; this plan books both, nested, one after the other.
 #pragma once
 
-#include <cstdint>
-
 #include "aclnn/aclnn_base.h"
-#include "opapi/tensor.h"
+#include "opapi/op_definition.h"
+#include "opapi/workspace.h"
 #include "ops/dropout/do_mask_plan.h"
+#include "ops/dropout/dropout_check.h"
 #include "ops/dropout/gen_mask_plan.h"
 
 namespace gradkit::ops {
 
 struct DropoutPlan {
+  WorkspaceBooking workspace;
   bool generateMask = false;
-  GenMaskPlan mask;  // workspace [0, mask.workspaceBytes) when generateMask
+  GenMaskPlan mask;  // when generateMask
+  WorkspaceRegion maskRegion;
   DoMaskPlan output;
-  uint64_t outputAt = 0;  // the DoMask plan's workspace, after the mask's
-  uint64_t workspaceBytes = 0;
+  WorkspaceRegion outputRegion;
 
-  /** Runs the op with `workspace` (at least workspaceBytes). */
-  aclnnStatus run(void* workspace) const;
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
+  aclnnStatus run(void* memory) const;
 };
 
 /** Plans a checked call with a non-empty input. */
-DropoutPlan planDropout(const aclTensor& input, double p, bool train, int64_t seed, int64_t offset,
-                        const aclTensor& out, const aclTensor& maskOut);
+DropoutPlan planDropout(const DropoutArgs& args);
+
+/** aclnnDropout's first phase (opapi/op_definition.h). */
+extern const OpDefinition<DropoutArgs, DropoutPlan> kDropout;
 
 }  // namespace gradkit::ops

@@ -21,10 +21,9 @@ std::string formatDouble(double value) {
 
 }  // namespace
 
-aclnnStatus checkDropoutV3(const aclTensor* input, const aclTensor* optionalNoiseShape, double p, int64_t offset,
-                           const aclTensor* out, const aclTensor* maskOut, const uint64_t* workspaceSize,
-                           aclOpExecutor* const* executor) {
+aclnnStatus checkDropoutV3(const DropoutV3Args& args, const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
   const char* api = kDropoutV3Api;
+  const auto& [input, optionalNoiseShape, p, seed, offset, out, maskOut] = args;
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "input", input));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "maskOut", maskOut));

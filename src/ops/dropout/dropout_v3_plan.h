@@ -10,35 +10,40 @@
 #include <cstdint>
 
 #include "aclnn/aclnn_base.h"
+#include "opapi/op_definition.h"
+#include "opapi/staged_tensor.h"
 #include "opapi/tensor.h"
-#include "ops/dropout/gen_mask_plan.h"
+#include "opapi/workspace.h"
+#include "ops/dropout/dropout_mask.h"
+#include "ops/dropout/dropout_v3_check.h"
+#include "ops/dropout/kernels/v3_grad_kernel.h"
 
 namespace gradkit::ops {
 
 struct DropoutV3Plan {
   enum class Mode { kCopy, kZeros, kDropout };
 
-  aclTensor input, out, mask;  // copies of the caller's views
+  WorkspaceBooking workspace;
+  // Non-contiguous tensors are staged densely (input only when it is multiplied, out only when a dense pass writes
+  // it).
+  StagedTensor input, out, mask;
   Mode mode = Mode::kDropout;
-  int64_t n = 0;
-  GenMaskPlan maskPlan;  // the mask: a fill or the Philox stream (its own out/staging fields are unused)
-  float scale = 1.0f;    // scaleF
-  // Non-contiguous tensors are staged densely in the workspace at these byte offsets.
-  bool stageInput = false, stageOut = false, stageMask = false;
-  uint64_t inputAt = 0, outAt = 0, maskAt = 0;
-  uint64_t workspaceBytes = 0;
+  DropoutMask generator;  // what fills the mask: a constant byte or the Philox stream
+  float scale = 1.0f;     // scaleF
   bool streamStores = false;
-  bool scalarKernel = false;
+  const kernels::V3GradKernels* kernels = nullptr;
 
-  /** Runs the op with `workspace` (at least workspaceBytes). */
-  aclnnStatus run(void* workspace) const;
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
+  aclnnStatus run(void* memory) const;
 
  private:
   void runDropout(const void* x, void* y, uint8_t* bits) const;
 };
 
 /** Plans a checked call with a non-empty input. */
-DropoutV3Plan planDropoutV3(const aclTensor& input, double p, int64_t seed, int64_t offset, const aclTensor& out,
-                            const aclTensor& mask);
+DropoutV3Plan planDropoutV3(const DropoutV3Args& args);
+
+/** aclnnDropoutV3's first phase (opapi/op_definition.h). */
+extern const OpDefinition<DropoutV3Args, DropoutV3Plan> kDropoutV3;
 
 }  // namespace gradkit::ops

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "base/dtype.h"
@@ -52,20 +53,10 @@ aclnnStatus checkOneElement(const char* api, const char* name, const aclTensor& 
               std::to_string(tensor.numel()) + " elements, shape " + tensor.shapeString());
 }
 
-}  // namespace
-
-int64_t dropoutShapeNumel(const aclIntArray& shape) {
-  int64_t numel = 1;
-  for (int64_t dim : shape.values) {
-    if (dim == 0) return 0;
-    numel *= dim;
-  }
-  return numel;
-}
-
-aclnnStatus checkDropoutGenMask(const char* api, const aclIntArray* shape, double prob,
-                                std::optional<aclDataType> probDataType, const aclTensor* out,
-                                const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+// The rules of GenMask and GenMaskV2 (probDataType given), in upstream's order; `api` names the entry point.
+aclnnStatus checkGenMaskArguments(const char* api, const aclIntArray* shape, double prob,
+                                  std::optional<aclDataType> probDataType, const aclTensor* out,
+                                  const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "shape", shape));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
@@ -89,14 +80,37 @@ aclnnStatus checkDropoutGenMask(const char* api, const aclIntArray* shape, doubl
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkDropoutGenMaskV2Tensor(const aclIntArray* shape, double prob, const aclTensor* seedTensor,
-                                        const aclTensor* offsetTensor, aclDataType probDataType, const aclTensor* out,
-                                        const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+}  // namespace
+
+int64_t dropoutShapeNumel(const aclIntArray& shape) {
+  int64_t numel = 1;
+  for (int64_t dim : shape.values) {
+    if (dim == 0) return 0;
+    numel *= dim;
+  }
+  return numel;
+}
+
+aclnnStatus checkDropoutGenMask(const DropoutGenMaskArgs& args, const uint64_t* workspaceSize,
+                                aclOpExecutor* const* executor) {
+  return checkGenMaskArguments(kDropoutGenMaskApi, args.shape, args.prob, std::nullopt, args.out, workspaceSize,
+                               executor);
+}
+
+aclnnStatus checkDropoutGenMaskV2(const DropoutGenMaskV2Args& args, const uint64_t* workspaceSize,
+                                  aclOpExecutor* const* executor) {
+  return checkGenMaskArguments(kDropoutGenMaskV2Api, args.shape, args.prob, args.probDataType, args.out, workspaceSize,
+                               executor);
+}
+
+aclnnStatus checkDropoutGenMaskV2Tensor(const DropoutGenMaskV2TensorArgs& args, const uint64_t* workspaceSize,
+                                        aclOpExecutor* const* executor) {
   const char* api = kDropoutGenMaskV2TensorApi;
+  const auto& [shape, prob, seedTensor, offsetTensor, offset, probDataType, out] = args;
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "shape", shape));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "seedTensor", seedTensor));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "offsetTensor", offsetTensor));
-  GRADKIT_RETURN_IF_ERROR(checkDropoutGenMask(api, shape, prob, probDataType, out, workspaceSize, executor));
+  GRADKIT_RETURN_IF_ERROR(checkGenMaskArguments(api, shape, prob, probDataType, out, workspaceSize, executor));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "seedTensor", *seedTensor, {ACL_INT32, ACL_INT64}));
   GRADKIT_RETURN_IF_ERROR(checkOneElement(api, "seedTensor", *seedTensor));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "offsetTensor", *offsetTensor, {ACL_INT64}));

@@ -5,19 +5,24 @@
 #include <cstdint>
 
 #include "aclnn/aclnn_base.h"
+#include "opapi/op_definition.h"
 #include "opapi/tensor.h"
+#include "opapi/workspace.h"
+#include "ops/dropout/gen_mask_check.h"
 #include "ops/dropout/gen_mask_plan.h"
 
 namespace gradkit::ops {
 
 struct GenMaskTensorPlan {
-  GenMaskPlan mask;                    // the fill, or the staging of out; its stream is replaced at run time
+  WorkspaceBooking workspace;
+  GenMaskPlan genMask;  // the fill, or the stream's keep threshold, and out; the stream is replaced at run time
+  WorkspaceRegion genMaskRegion;
   aclTensor seedTensor, offsetTensor;  // copies of the caller's views (one element each)
   int64_t offset = 0;                  // added to offsetTensor's value
   double prob = 0.5;
 
   /** Reads seed and offset (unless the mask is a fill), then writes the mask. */
-  aclnnStatus run(void* workspace) const;
+  aclnnStatus run(void* memory) const;
 };
 
 /** The seed a checked seedTensor holds now: its INT64 value, or its INT32 value sign-extended. */
@@ -27,7 +32,9 @@ int64_t readSeedTensor(const aclTensor& seedTensor);
 int64_t readOffsetTensor(const aclTensor& offsetTensor, int64_t offset);
 
 /** Plans a checked call whose out is not empty. */
-GenMaskTensorPlan planDropoutGenMaskV2Tensor(int64_t n, double prob, const aclTensor& seedTensor,
-                                             const aclTensor& offsetTensor, int64_t offset, const aclTensor& out);
+GenMaskTensorPlan planDropoutGenMaskV2Tensor(const DropoutGenMaskV2TensorArgs& args);
+
+/** aclnnDropoutGenMaskV2Tensor's first phase (opapi/op_definition.h). */
+extern const OpDefinition<DropoutGenMaskV2TensorArgs, GenMaskTensorPlan> kDropoutGenMaskV2Tensor;
 
 }  // namespace gradkit::ops

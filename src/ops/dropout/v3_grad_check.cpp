@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
-#include "ops/dropout/do_mask_check.h"
+#include "ops/dropout/masked_dropout_check.h"
 #include "runtime/runtime.h"
 
 namespace gradkit::ops {
@@ -29,9 +29,10 @@ aclnnStatus checkAvailable() {
 
 }  // namespace
 
-aclnnStatus checkDropoutV3Grad(const aclTensor* gradY, const aclTensor* mask, const aclTensor* gradX,
-                               const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+aclnnStatus checkDropoutV3Grad(const DropoutV3GradArgs& args, const uint64_t* workspaceSize,
+                               aclOpExecutor* const* executor) {
   const char* api = kDropoutV3GradApi;
+  const auto& [gradY, mask, scale, gradX] = args;
   GRADKIT_RETURN_IF_ERROR(checkAvailable());
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "gradY", gradY));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "mask", mask));

@@ -50,5 +50,7 @@ void dropoutDoMaskSimd(aclDataType xDtype, aclDataType outDtype, const void* x, 
   if (!done) dropoutDoMaskScalar(xDtype, outDtype, x, mask, reciprocal, out, n);
 }
 
+const DoMaskKernels kDoMaskSimdKernels{dropoutDoMaskSimd};
+
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

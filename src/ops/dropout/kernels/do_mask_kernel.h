@@ -21,6 +21,14 @@ void dropoutDoMaskSimd(aclDataType xDtype, aclDataType outDtype, const void* x, 
 void dropoutDoMaskScalar(aclDataType xDtype, aclDataType outDtype, const void* x, const uint8_t* mask, float reciprocal,
                          void* out, int64_t n);
 
+/** The DoMask kernel a plan runs with, chosen once (core/kernel_select.h): the SIMD or the scalar instance. */
+struct DoMaskKernels {
+  void (*apply)(aclDataType xDtype, aclDataType outDtype, const void* x, const uint8_t* mask, float reciprocal,
+                void* out, int64_t n, bool streamStores);
+};
+extern const DoMaskKernels kDoMaskSimdKernels;
+extern const DoMaskKernels kDoMaskScalarKernels;  // ignores streamStores
+
 /**
  * out[i] = x[i] in outDtype (DoMask's copy cases): the bytes as they are when the dtypes agree, else widened
  * exactly and rounded once to nearest even (NaN stays NaN). FLOAT, FLOAT16, BF16.

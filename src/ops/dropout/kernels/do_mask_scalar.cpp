@@ -14,6 +14,10 @@ void dropoutDoMaskScalar(aclDataType xDtype, aclDataType outDtype, const void* x
   }
 }
 
+const DoMaskKernels kDoMaskScalarKernels{
+    [](aclDataType xDtype, aclDataType outDtype, const void* x, const uint8_t* mask, float reciprocal, void* out,
+       int64_t n, bool /*streamStores*/) { dropoutDoMaskScalar(xDtype, outDtype, x, mask, reciprocal, out, n); }};
+
 void dropoutCopyConvert(aclDataType xDtype, aclDataType outDtype, const void* x, void* out, int64_t n) {
   if (xDtype == outDtype) {  // memmove: out may be x itself
     std::memmove(out, x, static_cast<size_t>(n) * (xDtype == ACL_FLOAT ? 4u : 2u));

@@ -167,5 +167,7 @@ void genMaskBytesSimd(const MaskStream& stream, int64_t n, int64_t firstByte, in
   if (body < byteCount) genMaskBytesScalar(stream, n, firstByte + body, byteCount - body, out + body);
 }
 
+const GenMaskKernels kGenMaskSimdKernels{genMaskBytesSimd};
+
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

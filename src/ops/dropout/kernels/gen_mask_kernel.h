@@ -28,4 +28,11 @@ void genMaskBytesSimd(const MaskStream& stream, int64_t n, int64_t firstByte, in
 /** The plain scalar path with the same contract (fallback, tail handler and cross-check of the SIMD path). */
 void genMaskBytesScalar(const MaskStream& stream, int64_t n, int64_t firstByte, int64_t byteCount, uint8_t* out);
 
+/** The mask kernel a plan runs with, chosen once (core/kernel_select.h): the SIMD or the scalar instance. */
+struct GenMaskKernels {
+  void (*bytes)(const MaskStream& stream, int64_t n, int64_t firstByte, int64_t byteCount, uint8_t* out);
+};
+extern const GenMaskKernels kGenMaskSimdKernels;
+extern const GenMaskKernels kGenMaskScalarKernels;
+
 }  // namespace gradkit::kernels

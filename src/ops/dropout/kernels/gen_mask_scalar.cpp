@@ -23,4 +23,6 @@ void genMaskBytesScalar(const MaskStream& stream, int64_t n, int64_t firstByte, 
   }
 }
 
+const GenMaskKernels kGenMaskScalarKernels{genMaskBytesScalar};
+
 }  // namespace gradkit::kernels

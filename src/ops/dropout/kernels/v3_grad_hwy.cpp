@@ -64,5 +64,7 @@ void dropoutV3GradSimd(aclDataType gradDtype, aclDataType outDtype, const void* 
   if (!done) dropoutV3GradScalar(gradDtype, outDtype, grad, mask, scale, out, n);
 }
 
+const V3GradKernels kV3GradSimdKernels{dropoutV3GradSimd};
+
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

@@ -21,4 +21,12 @@ void dropoutV3GradSimd(aclDataType gradDtype, aclDataType outDtype, const void* 
 void dropoutV3GradScalar(aclDataType gradDtype, aclDataType outDtype, const void* grad, const uint8_t* mask,
                          float scale, void* out, int64_t n);
 
+/** The V3Grad kernel a plan runs with (DropoutV3Grad and DropoutV3), chosen once (core/kernel_select.h). */
+struct V3GradKernels {
+  void (*apply)(aclDataType gradDtype, aclDataType outDtype, const void* grad, const uint8_t* mask, float scale,
+                void* out, int64_t n, bool streamStores);
+};
+extern const V3GradKernels kV3GradSimdKernels;
+extern const V3GradKernels kV3GradScalarKernels;  // ignores streamStores
+
 }  // namespace gradkit::kernels

@@ -13,4 +13,8 @@ void dropoutV3GradScalar(aclDataType gradDtype, aclDataType outDtype, const void
   }
 }
 
+const V3GradKernels kV3GradScalarKernels{
+    [](aclDataType gradDtype, aclDataType outDtype, const void* grad, const uint8_t* mask, float scale, void* out,
+       int64_t n, bool /*streamStores*/) { dropoutV3GradScalar(gradDtype, outDtype, grad, mask, scale, out, n); }};
+
 }  // namespace gradkit::kernels
