@@ -15,6 +15,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "aclnn/aclnn_base.h"
 #include "base/error.h"
@@ -54,13 +55,12 @@ aclnnStatus getWorkspaceSize(const OpDefinition<Args, Plan>& op, const Args& arg
                       "the workspace this call needs does not fit in a 64-bit byte count (tensors too large)");
     }
   }
-  aclOpExecutor* planned = newExecutor(op.api);
+  const uint64_t bytes = plan ? plan->workspace.totalBytes() : 0;
+  ExecutorBody body;
+  if (plan) body = [plan](void* memory) { return plan->run(memory); };
+  aclOpExecutor* planned = newExecutor(op.api, bytes, std::move(body));
   if (planned == nullptr) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-  if (plan) {
-    planned->workspaceSize = plan->workspace.totalBytes();
-    planned->body = [plan](void* workspace) { return plan->run(workspace); };
-  }
-  *workspaceSize = planned->workspaceSize;
+  *workspaceSize = bytes;
   *executor = planned;
   return ACLNN_SUCCESS;
 }

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <latch>
 #include <memory>
+#include <vector>
 
 #include "api_test_util.h"
 #include "base/error.h"
@@ -30,14 +31,11 @@ class ApiExecutor : public ApiFixture {
 
   /** An executor whose body adds one to `runs` and records the workspace it was given. */
   aclOpExecutor* counting(uint64_t workspaceSize = 0) {
-    aclOpExecutor* executor = gradkit::newExecutor(kApi);
-    executor->workspaceSize = workspaceSize;
-    executor->body = [this](void* workspace) {
+    return gradkit::newExecutor(kApi, workspaceSize, [this](void* workspace) {
       ++runs_;
       seenWorkspace_ = workspace;
       return ACLNN_SUCCESS;
-    };
-    return executor;
+    });
   }
 
   aclrtStream stream_ = nullptr;
@@ -48,8 +46,11 @@ class ApiExecutor : public ApiFixture {
 TEST_F(ApiExecutor, OneShotRunsOnceOnTheStream) {
   aclOpExecutor* executor = counting();
   ASSERT_NE(executor, nullptr);
-  EXPECT_EQ(executor->api, kApi);
-  EXPECT_FALSE(executor->repeatable);
+  const auto info = gradkit::describeExecutor(executor);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->api, kApi);
+  EXPECT_FALSE(info->repeatable);
+  EXPECT_TRUE(info->hasBody);
   EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, executor, stream_), ACLNN_SUCCESS);
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
   EXPECT_EQ(runs_.load(), 1);
@@ -78,7 +79,7 @@ TEST_F(ApiExecutor, OneShotCannotBeLaunchedTwiceWhileQueued) {
 TEST_F(ApiExecutor, RepeatableRunsUntilDestroyed) {
   aclOpExecutor* executor = counting();
   EXPECT_EQ(aclSetAclOpExecutorRepeatable(executor), ACLNN_SUCCESS);
-  EXPECT_TRUE(executor->repeatable);
+  EXPECT_TRUE(gradkit::describeExecutor(executor)->repeatable);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, executor, stream_), ACLNN_SUCCESS);
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
   EXPECT_EQ(runs_.load(), 3);
@@ -141,18 +142,15 @@ TEST_F(ApiExecutor, WorkspaceChecks) {
 }
 
 TEST_F(ApiExecutor, BodyErrorIsReportedBySynchronize) {
-  aclOpExecutor* executor = gradkit::newExecutor(kApi);
-  executor->body = [](void*) {
-    return gradkit::fail(ACLNN_ERR_PARAM_INVALID, kApi, "self", "a finite threshold", "inf");
-  };
+  aclOpExecutor* executor = gradkit::newExecutor(
+      kApi, 0, [](void*) { return gradkit::fail(ACLNN_ERR_PARAM_INVALID, kApi, "self", "a finite threshold", "inf"); });
   EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, executor, stream_), ACLNN_SUCCESS);
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(mentions(recentError(), {kApi, "self", "given inf"}));
 }
 
 TEST_F(ApiExecutor, ThrowingBodyStillReleasesTheExecutor) {
-  aclOpExecutor* executor = gradkit::newExecutor(kApi);
-  executor->body = [](void*) -> aclnnStatus { throw std::bad_alloc(); };
+  aclOpExecutor* executor = gradkit::newExecutor(kApi, 0, [](void*) -> aclnnStatus { throw std::bad_alloc(); });
   EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, executor, stream_), ACLNN_SUCCESS);
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_ERROR_RT_INTERNAL_ERROR);
   EXPECT_TRUE(mentions(recentError(), {"bad_alloc"}));
@@ -161,12 +159,12 @@ TEST_F(ApiExecutor, ThrowingBodyStillReleasesTheExecutor) {
 }
 
 TEST_F(ApiExecutor, EmptyBodyEnqueuesOnlyTheRelease) {
-  aclOpExecutor* executor = gradkit::newExecutor(kApi);  // empty tensors: nothing to compute
+  aclOpExecutor* executor = gradkit::newExecutor(kApi, 0, {});  // empty tensors: nothing to compute
   EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, executor, stream_), ACLNN_SUCCESS);
   EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
   EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, executor, stream_), ACLNN_ERR_PARAM_INVALID);
   recentError();
-  aclOpExecutor* repeatable = gradkit::newExecutor(kApi);
+  aclOpExecutor* repeatable = gradkit::newExecutor(kApi, 0, {});
   ASSERT_EQ(aclSetAclOpExecutorRepeatable(repeatable), ACLNN_SUCCESS);
   EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, repeatable, stream_), ACLNN_SUCCESS);
   EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, repeatable, stream_), ACLNN_SUCCESS);
@@ -185,12 +183,39 @@ TEST_F(ApiExecutor, EnqueueFailureIsRuntimeError) {
 }
 
 TEST_F(ApiExecutor, UnknownExecutorIsRejected) {
-  auto stray = std::make_unique<aclOpExecutor>();  // never registered by newExecutor
-  EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, stray.get(), stream_), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_TRUE(mentions(recentError(), {"executor", hex(stray.get()), "unknown"}));
-  EXPECT_EQ(aclSetAclOpExecutorRepeatable(stray.get()), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_EQ(aclDestroyAclOpExecutor(stray.get()), ACLNN_ERR_PARAM_INVALID);
+  auto memory = std::make_unique<uint64_t[]>(8);  // a real address, never handed out by newExecutor
+  auto* stray = reinterpret_cast<aclOpExecutor*>(memory.get());
+  EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, stray, stream_), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(recentError(), {"executor", hex(stray), "unknown"}));
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(stray), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyAclOpExecutor(stray), ACLNN_ERR_PARAM_INVALID);
   recentError();
+}
+
+TEST_F(ApiExecutor, AnExecutorRunsOnlyThroughItsOwnOperator) {
+  aclOpExecutor* executor = counting();
+  EXPECT_EQ(gradkit::launch("aclnnDropoutV3", nullptr, 0, executor, stream_), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(recentError(), {"aclnnDropoutV3", "executor", "an executor from aclnnDropoutV3GetWorkspaceSize",
+                                       "made by aclnnFakeOpGetWorkspaceSize"}));
+  EXPECT_EQ(runs_.load(), 0);
+  EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, executor, stream_), ACLNN_SUCCESS) << "still usable by its owner";
+  EXPECT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_EQ(runs_.load(), 1);
+}
+
+TEST_F(ApiExecutor, StaleHandlesNeverReachANewerExecutor) {
+  // A destroyed executor's handle stays dead even after many new executors (whose objects may reuse its memory).
+  aclOpExecutor* stale = counting();
+  ASSERT_EQ(aclDestroyAclOpExecutor(stale), ACLNN_SUCCESS);
+  std::vector<aclOpExecutor*> newer;
+  for (int i = 0; i < 1000; ++i) {
+    newer.push_back(counting());
+    EXPECT_NE(newer.back(), stale);
+  }
+  EXPECT_EQ(gradkit::launch(kApi, nullptr, 0, stale, stream_), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(recentError(), {hex(stale), "unknown, already run, or destroyed"}));
+  EXPECT_EQ(runs_.load(), 0);
+  for (aclOpExecutor* executor : newer) EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
 }
 
 }  // namespace

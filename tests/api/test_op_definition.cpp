@@ -136,12 +136,12 @@ TEST_F(OpDefinitionTest, PlannedCallsReportTheBookedBytes) {
   ASSERT_EQ(gradkit::getWorkspaceSize(kFake, {ACLNN_SUCCESS, false, false, 1000}, &size, &executor), ACLNN_SUCCESS);
   EXPECT_EQ(size, 1000u);
   ASSERT_NE(executor, nullptr);
-  EXPECT_TRUE(static_cast<bool>(executor->body));
+  EXPECT_TRUE(gradkit::describeExecutor(executor)->hasBody);
   EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
 
   ASSERT_EQ(gradkit::getWorkspaceSize(kFake, {ACLNN_SUCCESS, true, false, 1000}, &size, &executor), ACLNN_SUCCESS);
   EXPECT_EQ(size, 0u) << "nothing to compute: no plan, no workspace";
-  EXPECT_FALSE(static_cast<bool>(executor->body));
+  EXPECT_FALSE(gradkit::describeExecutor(executor)->hasBody);
   EXPECT_EQ(aclDestroyAclOpExecutor(executor), ACLNN_SUCCESS);
 }
 
