@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <cstring>
 
 namespace gradkit {
 namespace {
@@ -118,6 +119,17 @@ bool isIntegerDtype(aclDataType dtype) {
     default:
       return false;
   }
+}
+
+int rawDtypeValue(const aclDataType& value) {
+  int bits = 0;
+  static_assert(sizeof bits == sizeof value);
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+std::string rawDtypeName(int raw) {
+  return isDtypeInRange(raw) ? dtypeName(static_cast<aclDataType>(raw)) : "UNKNOWN(" + std::to_string(raw) + ")";
 }
 
 }  // namespace gradkit

@@ -28,4 +28,16 @@ bool isFloatingDtype(aclDataType dtype);
 /** INT8..UINT64 (BOOL excluded). */
 bool isIntegerDtype(aclDataType dtype);
 
+/**
+ * The bits of a dtype argument as an int. A C caller may pass any value; C++ may only hold values in the enum's
+ * range (-64..63) as aclDataType, so a value from outside is read through this and rejected as a number.
+ */
+int rawDtypeValue(const aclDataType& value);
+
+/** True when `raw` (from rawDtypeValue) may be used as an aclDataType. */
+inline bool isDtypeInRange(int raw) { return raw >= -64 && raw <= 63; }
+
+/** dtypeName for a raw value: the name when in range (UNKNOWN(n) for unassigned values), else the number. */
+std::string rawDtypeName(int raw);
+
 }  // namespace gradkit

@@ -20,6 +20,7 @@
 #include "aclnn/aclnn_base.h"
 #include "base/error.h"
 #include "runtime/executor.h"
+#include "runtime/runtime.h"
 
 namespace gradkit {
 
@@ -34,10 +35,18 @@ struct OpDefinition {
   Plan (*plan)(const Args& args);
 };
 
-/** check -> (nothing to compute | plan) -> executor -> workspace size, with every failure a status + message. */
+/**
+ * availability (GRADKIT_DISABLE_OPS) -> check -> (nothing to compute | plan) -> executor -> workspace size, with
+ * every failure a status + message.
+ */
 template <class Args, class Plan>
 aclnnStatus getWorkspaceSize(const OpDefinition<Args, Plan>& op, const Args& args, uint64_t* workspaceSize,
                              aclOpExecutor** executor) {
+  // GRADKIT_DISABLE_OPS emulates an older CANN without some operators: every entry point asks here first.
+  if (rt::isOpDisabled(op.api)) {
+    return failText(ACLNN_ERR_PARAM_INVALID, op.api,
+                    "the operator is unavailable: it is listed in GRADKIT_DISABLE_OPS");
+  }
   const aclnnStatus status = op.check(args, workspaceSize, executor);
   if (status != ACLNN_SUCCESS) return status;
 

@@ -241,10 +241,11 @@ int64_t aclScalar::toInt64() const {
 extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
                                       const int64_t* stride, int64_t offset, aclFormat format,
                                       const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData) {
-  const size_t elementSize = gradkit::dtypeSize(dataType);
+  const int rawDtype = gradkit::rawDtypeValue(dataType);
+  const size_t elementSize = gradkit::isDtypeInRange(rawDtype) ? gradkit::dtypeSize(dataType) : 0;
   if (elementSize == 0) {
     return rejectTensor(ACLNN_ERR_PARAM_INVALID, "dataType", "a dtype with a whole-byte element size",
-                        gradkit::dtypeName(dataType));
+                        gradkit::rawDtypeName(rawDtype));
   }
   int formatValue = 0;
   static_assert(sizeof(format) == sizeof(formatValue));
@@ -342,10 +343,11 @@ extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
     gradkit::fail(ACLNN_ERR_PARAM_NULLPTR, "aclCreateScalar", "value", "non-null", "nullptr");
     return nullptr;
   }
-  if (!isReadableScalarDtype(dataType)) {
+  const int rawDtype = gradkit::rawDtypeValue(dataType);
+  if (!gradkit::isDtypeInRange(rawDtype) || !isReadableScalarDtype(dataType)) {
     gradkit::fail(ACLNN_ERR_PARAM_INVALID, "aclCreateScalar", "dataType",
                   "a numeric dtype (integer, BOOL, FLOAT/FLOAT16/BFLOAT16/DOUBLE, FLOAT8, COMPLEX)",
-                  gradkit::dtypeName(dataType));
+                  gradkit::rawDtypeName(rawDtype));
     return nullptr;
   }
   auto* scalar = new (std::nothrow) aclScalar();

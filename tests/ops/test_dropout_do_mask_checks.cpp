@@ -86,14 +86,33 @@ TEST_F(DropoutDoMaskChecks, EmptySelfSucceedsBeforeEveryOtherRule) {
   EXPECT_EQ(output[0], 7.0f);
 }
 
-TEST_F(DropoutDoMaskChecks, EmptyMaskSucceedsAndWritesNothingEvenForANonEmptySelf) {
+TEST_F(DropoutDoMaskChecks, EmptyMaskForANonEmptySelfIsRejectedNotSkipped) {
+  // Upstream returns at once for an empty mask, leaving out unwritten and every later rule unchecked (a reliability
+  // finding: a 1000-element self with an empty mask, and an INT64 out with prob NaN, "succeeded"). gradkit checks on.
   auto emptyMask = makeView(maskBytes.data(), ACL_UINT8, {0});
   const PlannedCall call = doMask(self.get(), emptyMask.get(), 0.5, out.get());
-  EXPECT_EQ(call.status, ACLNN_SUCCESS) << call.message;
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'mask'"), std::string::npos) << call.message;
   EXPECT_TRUE(std::all_of(output.begin(), output.end(), [](float v) { return v == 7.0f; }));
-  auto emptyMaskInt = makeView(maskBytes.data(), ACL_INT32, {2, 0});  // even with a wrong dtype and prob
-  EXPECT_EQ(doMask(self.get(), emptyMaskInt.get(), -1.0, out.get()).status, ACLNN_SUCCESS);
-  EXPECT_TRUE(std::all_of(output.begin(), output.end(), [](float v) { return v == 7.0f; }));
+  auto emptyMaskInt = makeView(maskBytes.data(), ACL_INT32, {2, 0});  // a wrong dtype is now named
+  const PlannedCall wrongDtype = doMask(self.get(), emptyMaskInt.get(), -1.0, out.get());
+  EXPECT_EQ(wrongDtype.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(wrongDtype.message.find("'mask'"), std::string::npos) << wrongDtype.message;
+}
+
+TEST_F(DropoutDoMaskChecks, OutputsOverlappingAnOperandAreRejected) {
+  // out shifted by one element over self: the result would depend on the thread count.
+  std::vector<float> shared(1001, 1.0f);
+  auto selfShared = makeView(shared.data(), ACL_FLOAT, {1000}, {1}, 1, 1001);
+  auto outShared = makeView(shared.data(), ACL_FLOAT, {1000}, {1}, 0, 1001);
+  std::vector<uint8_t> keepAll(128, 0xFF);
+  auto maskView = makeView(keepAll.data(), ACL_UINT8, {128});
+  PlannedCall call = doMask(selfShared.get(), maskView.get(), 0.5, outShared.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("overlapping self"), std::string::npos) << call.message;
+  auto inPlace = makeView(shared.data(), ACL_FLOAT, {1000}, {1}, 1, 1001);
+  call = doMask(selfShared.get(), maskView.get(), 0.5, inPlace.get());
+  EXPECT_EQ(call.status, ACLNN_SUCCESS) << "exactly the same view: in place. " << call.message;
 }
 
 TEST_F(DropoutDoMaskChecks, DtypesOutsideTheListGive161002NamingTheArgument) {

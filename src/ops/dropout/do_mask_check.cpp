@@ -30,7 +30,9 @@ aclnnStatus checkDropoutDoMask(const DropoutDoMaskArgs& args, const uint64_t* wo
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
-  if (self->isEmpty() || mask->isEmpty()) return ACLNN_SUCCESS;  // upstream's early exits, before any other rule
+  // Upstream returns at once for an empty self or an empty mask. An empty mask with a non-empty self would leave
+  // out unwritten (and skip every later rule): gradkit lets it reach the mask-size rule instead.
+  if (self->isEmpty()) return ACLNN_SUCCESS;
 
   GRADKIT_RETURN_IF_ERROR(checkMaskedDtypes(api, "self", *self, *mask, "out", *out));
   if (!(prob >= 0.0 && prob <= 1.0)) {  // NaN fails too
@@ -38,7 +40,8 @@ aclnnStatus checkDropoutDoMask(const DropoutDoMaskArgs& args, const uint64_t* wo
   }
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "self", *self, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "self", *self));
-  return checkMaskSize(api, *mask, "self", *self, /*exact=*/false);
+  GRADKIT_RETURN_IF_ERROR(checkMaskSize(api, *mask, "self", *self, /*exact=*/false));
+  return checkMaskedOverlaps(api, "self", *self, *mask, "out", *out);
 }
 
 }  // namespace gradkit::ops

@@ -44,7 +44,8 @@ aclnnStatus checkDropoutBackward(const DropoutBackwardArgs& args, const uint64_t
   }
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "gradOutput", *gradOutput, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "gradOutput", *gradOutput));
-  return checkMaskSize(api, *mask, "gradOutput", *gradOutput, /*exact=*/true);
+  GRADKIT_RETURN_IF_ERROR(checkMaskSize(api, *mask, "gradOutput", *gradOutput, /*exact=*/true));
+  return checkMaskedOverlaps(api, "gradOutput", *gradOutput, *mask, "out", *out);
 }
 
 }  // namespace gradkit::ops

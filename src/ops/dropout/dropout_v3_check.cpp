@@ -7,6 +7,7 @@
 #include "opapi/check.h"
 #include "opapi/tensor.h"
 #include "ops/dropout/mask_format.h"
+#include "ops/dropout/masked_dropout_check.h"
 
 namespace gradkit::ops {
 namespace {
@@ -53,7 +54,7 @@ aclnnStatus checkDropoutV3(const DropoutV3Args& args, const uint64_t* workspaceS
                 std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
                 std::to_string(maskOut->numel()) + " elements, shape " + maskOut->shapeString());
   }
-  return ACLNN_SUCCESS;
+  return checkDropoutOutputOverlaps(api, *input, *out, *maskOut);
 }
 
 }  // namespace gradkit::ops

@@ -3,6 +3,7 @@
 // stateless stream; V2Tensor reads its seed and offset when it runs.
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 
+#include "base/dtype.h"
 #include "ops/dropout/gen_mask_plan.h"
 #include "ops/dropout/gen_mask_tensor_plan.h"
 
@@ -21,7 +22,8 @@ extern "C" aclnnStatus aclnnDropoutGenMask(void* workspace, uint64_t workspaceSi
 extern "C" aclnnStatus aclnnDropoutGenMaskV2GetWorkspaceSize(const aclIntArray* shape, double prob, int64_t seed,
                                                              int64_t offset, aclDataType probDataType, aclTensor* out,
                                                              uint64_t* workspaceSize, aclOpExecutor** executor) {
-  return gradkit::getWorkspaceSize(gradkit::ops::kDropoutGenMaskV2, {shape, prob, seed, offset, probDataType, out},
+  return gradkit::getWorkspaceSize(gradkit::ops::kDropoutGenMaskV2,
+                                   {shape, prob, seed, offset, gradkit::rawDtypeValue(probDataType), out},
                                    workspaceSize, executor);
 }
 
@@ -35,9 +37,10 @@ extern "C" aclnnStatus aclnnDropoutGenMaskV2TensorGetWorkspaceSize(const aclIntA
                                                                    const aclTensor* offsetTensor, int64_t offset,
                                                                    aclDataType probDataType, aclTensor* out,
                                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
-  return gradkit::getWorkspaceSize(gradkit::ops::kDropoutGenMaskV2Tensor,
-                                   {shape, prob, seedTensor, offsetTensor, offset, probDataType, out}, workspaceSize,
-                                   executor);
+  return gradkit::getWorkspaceSize(
+      gradkit::ops::kDropoutGenMaskV2Tensor,
+      {shape, prob, seedTensor, offsetTensor, offset, gradkit::rawDtypeValue(probDataType), out}, workspaceSize,
+      executor);
 }
 
 extern "C" aclnnStatus aclnnDropoutGenMaskV2Tensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,

@@ -55,8 +55,8 @@ aclnnStatus checkOneElement(const char* api, const char* name, const aclTensor& 
 
 // The rules of GenMask and GenMaskV2 (probDataType given), in upstream's order; `api` names the entry point.
 aclnnStatus checkGenMaskArguments(const char* api, const aclIntArray* shape, double prob,
-                                  std::optional<aclDataType> probDataType, const aclTensor* out,
-                                  const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+                                  std::optional<int> probDataType, const aclTensor* out, const uint64_t* workspaceSize,
+                                  aclOpExecutor* const* executor) {
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "shape", shape));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
@@ -67,7 +67,7 @@ aclnnStatus checkGenMaskArguments(const char* api, const aclIntArray* shape, dou
   GRADKIT_RETURN_IF_ERROR(checkProbability(api, "prob", prob));
   if (probDataType && *probDataType != ACL_FLOAT && *probDataType != ACL_FLOAT16 && *probDataType != ACL_BF16) {
     return fail(ACLNN_ERR_PARAM_INVALID, api, "probDataType", "one of {FLOAT, FLOAT16, BFLOAT16}",
-                dtypeName(*probDataType));
+                rawDtypeName(*probDataType));
   }
 
   const int64_t n = dropoutShapeNumel(*shape);
@@ -77,7 +77,7 @@ aclnnStatus checkGenMaskArguments(const char* api, const aclIntArray* shape, dou
                 std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
                 std::to_string(out->numel()) + " elements, shape " + out->shapeString());
   }
-  return ACLNN_SUCCESS;
+  return checkNoInternalOverlap(api, "out", *out);
 }
 
 }  // namespace
@@ -114,7 +114,9 @@ aclnnStatus checkDropoutGenMaskV2Tensor(const DropoutGenMaskV2TensorArgs& args, 
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "seedTensor", *seedTensor, {ACL_INT32, ACL_INT64}));
   GRADKIT_RETURN_IF_ERROR(checkOneElement(api, "seedTensor", *seedTensor));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "offsetTensor", *offsetTensor, {ACL_INT64}));
-  return checkOneElement(api, "offsetTensor", *offsetTensor);
+  GRADKIT_RETURN_IF_ERROR(checkOneElement(api, "offsetTensor", *offsetTensor));
+  GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, "out", *out, "seedTensor", *seedTensor));
+  return checkNoPartialOverlap(api, "out", *out, "offsetTensor", *offsetTensor);
 }
 
 }  // namespace gradkit::ops

@@ -27,7 +27,7 @@ struct DropoutGenMaskV2Args {
   double prob;
   int64_t seed;
   int64_t offset;
-  aclDataType probDataType;
+  int probDataType;  // the caller's aclDataType as an int: an unknown value is never loaded as the enum
   aclTensor* out;
 };
 
@@ -38,7 +38,7 @@ struct DropoutGenMaskV2TensorArgs {
   const aclTensor* seedTensor;
   const aclTensor* offsetTensor;
   int64_t offset;
-  aclDataType probDataType;
+  int probDataType;  // the caller's aclDataType as an int: an unknown value is never loaded as the enum
   aclTensor* out;
 };
 

@@ -29,4 +29,20 @@ aclnnStatus checkMaskSize(std::string_view api, const aclTensor& mask, std::stri
               std::to_string(given) + " elements " + mask.shapeString());
 }
 
+aclnnStatus checkMaskedOverlaps(std::string_view api, std::string_view inputName, const aclTensor& input,
+                                const aclTensor& mask, std::string_view outName, const aclTensor& out) {
+  GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(api, outName, out));
+  GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, outName, out, inputName, input));
+  return checkNoPartialOverlap(api, outName, out, "mask", mask);
+}
+
+aclnnStatus checkDropoutOutputOverlaps(std::string_view api, const aclTensor& input, const aclTensor& out,
+                                       const aclTensor& maskOut) {
+  GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(api, "out", out));
+  GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(api, "maskOut", maskOut));
+  GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, "out", out, "input", input));
+  GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, "maskOut", maskOut, "input", input));
+  return checkNoPartialOverlap(api, "maskOut", maskOut, "out", out);
+}
+
 }  // namespace gradkit::ops

@@ -22,4 +22,18 @@ aclnnStatus checkMaskedDtypes(std::string_view api, std::string_view inputName, 
 aclnnStatus checkMaskSize(std::string_view api, const aclTensor& mask, std::string_view inputName,
                           const aclTensor& input, bool exact);
 
+/**
+ * The overlap rule (opapi/check.h) for an op that writes `out` from `input` and a packed mask: out writes no
+ * address twice and overlaps neither operand (out may be exactly `input`'s view: in place).
+ */
+aclnnStatus checkMaskedOverlaps(std::string_view api, std::string_view inputName, const aclTensor& input,
+                                const aclTensor& mask, std::string_view outName, const aclTensor& out);
+
+/**
+ * The overlap rule for an op that writes `out` and `maskOut` from `input`: neither output writes an address twice,
+ * they do not overlap each other, and neither overlaps the input (out may be exactly input's view).
+ */
+aclnnStatus checkDropoutOutputOverlaps(std::string_view api, const aclTensor& input, const aclTensor& out,
+                                       const aclTensor& maskOut);
+
 }  // namespace gradkit::ops

@@ -13,13 +13,9 @@ namespace {
 
 constexpr int64_t kMaxRank = 8;
 
-// Upstream rejects every SoC but Ascend950 before looking at any argument; GRADKIT_DISABLE_OPS emulates a CANN
-// without the operator (DECISIONS.md, Dropout).
+// Upstream rejects every SoC but Ascend950 before looking at any argument (GRADKIT_DISABLE_OPS, which emulates a
+// CANN without the operator, is asked before this, for every operator: opapi/op_definition.h).
 aclnnStatus checkAvailable() {
-  if (rt::isOpDisabled(kDropoutV3GradApi)) {
-    return failText(ACLNN_ERR_PARAM_INVALID, kDropoutV3GradApi,
-                    "the operator is unavailable: it is listed in GRADKIT_DISABLE_OPS");
-  }
   const rt::Soc soc = rt::currentSoc();
   if (soc == rt::Soc::Ascend950) return ACLNN_SUCCESS;
   return failText(ACLNN_ERR_PARAM_INVALID, kDropoutV3GradApi,
@@ -44,7 +40,8 @@ aclnnStatus checkDropoutV3Grad(const DropoutV3GradArgs& args, const uint64_t* wo
 
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "gradY", *gradY, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "gradX", *gradX, "gradY", *gradY));
-  return checkMaskSize(api, *mask, "gradY", *gradY, /*exact=*/true);
+  GRADKIT_RETURN_IF_ERROR(checkMaskSize(api, *mask, "gradY", *gradY, /*exact=*/true));
+  return checkMaskedOverlaps(api, "gradY", *gradY, *mask, "gradX", *gradX);
 }
 
 }  // namespace gradkit::ops
