@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,15 @@ TEST(DropoutGenMaskChecks, ProbDataTypeOfV2MustBeAFloatType) {
     EXPECT_EQ(planV2(shape.get(), 0.5, out.get(), dtype).status, 0);
   for (aclDataType dtype : {ACL_DOUBLE, ACL_INT32, ACL_UINT8}) {
     expectRejected(planV2(shape.get(), 0.5, out.get(), dtype), ACLNN_ERR_PARAM_INVALID, {"'probDataType'", "FLOAT16"});
+  }
+  // Values no aclDataType has, as a C caller may pass them: rejected without being used as the enum (UBSan).
+  for (int raw : {999, -7, 64}) {
+    aclDataType dtype;
+    std::memcpy(&dtype, &raw, sizeof dtype);
+    expectRejected(planV2(shape.get(), 0.5, out.get(), dtype), ACLNN_ERR_PARAM_INVALID,
+                   {"'probDataType'", raw == -7   ? "UNKNOWN(-7)"
+                                      : raw == 64 ? "UNKNOWN(64)"
+                                                  : "UNKNOWN(999)"});
   }
 }
 
