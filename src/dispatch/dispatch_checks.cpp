@@ -39,12 +39,14 @@ aclnnStatus checkPackedMask(std::string_view api, std::string_view name, const a
 
 aclnnStatus checkNotHolding(std::string_view api, std::string_view name, const DeviceTensor& holder,
                             std::initializer_list<const aclTensor*> inputs) {
-  if (holder.data() == nullptr) return ACLNN_SUCCESS;
-  const auto* begin = static_cast<const unsigned char*>(holder.data());
+  if (holder.data() == nullptr || holder.bytes() == 0) return ACLNN_SUCCESS;
+  const auto begin = reinterpret_cast<uintptr_t>(holder.data());
+  const uintptr_t last = begin + holder.bytes() - 1;
   for (const aclTensor* input : inputs) {
-    if (input == nullptr) continue;
-    const auto* at = static_cast<const unsigned char*>(input->data);
-    if (at >= begin && at < begin + holder.bytes()) {
+    if (input == nullptr || input->isEmpty()) continue;
+    // The bytes the input's view reads, wherever its data pointer is (an offset may lead into the holder).
+    const auto [first, final] = viewByteRange(*input);
+    if (first <= last && begin <= final) {
       return fail(ACLNN_ERR_PARAM_INVALID, api, name, "a DeviceTensor that does not hold the memory of an input",
                   "one that holds the memory viewed by an input (it would be released before being read)");
     }

@@ -29,6 +29,16 @@ aclnnStatus checkArguments(const aclTensor& input, double p, const aclTensor* ou
   GRADKIT_RETURN_IF_ERROR(dispatch::checkDataTensor(kApi, "input", input));
   if (out != nullptr) GRADKIT_RETURN_IF_ERROR(dispatch::checkLike(kApi, "out", *out, "input", input));
   if (mask != nullptr) GRADKIT_RETURN_IF_ERROR(dispatch::checkPackedMask(kApi, "mask", mask, input.numel()));
+  // The overlap rule of every operator (docs/reliability.md), also for the copy and fill short cuts.
+  if (out != nullptr) {
+    GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(kApi, "out", *out));
+    GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(kApi, "out", *out, "input", input));
+  }
+  if (mask != nullptr) {
+    GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(kApi, "mask", *mask));
+    GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(kApi, "mask", *mask, "input", input));
+    if (out != nullptr) GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(kApi, "mask", *mask, "out", *out));
+  }
   return ACLNN_SUCCESS;
 }
 

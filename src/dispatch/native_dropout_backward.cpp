@@ -107,6 +107,10 @@ aclnnStatus native_dropout_backward(const aclTensor* grad, const aclTensor* mask
   GRADKIT_RETURN_IF_ERROR(checkNotNull(kApi, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkCommon(*grad, scale));
   GRADKIT_RETURN_IF_ERROR(dispatch::checkLike(kApi, "out", *out, "grad", *grad));
+  // The overlap rule of every operator (docs/reliability.md), also for the clone and zeros short cuts.
+  GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(kApi, "out", *out));
+  GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(kApi, "out", *out, "grad", *grad));
+  if (mask != nullptr) GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(kApi, "out", *out, "mask", *mask));
   const DropoutBackwardPath path = native_dropout_backward_path(grad->numel(), scale);
   GRADKIT_RETURN_IF_ERROR(run(*grad, mask, scale, *out, path, stream));
   report(taken, path);

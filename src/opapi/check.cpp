@@ -51,10 +51,8 @@ aclnnStatus checkSameShape(std::string_view api, std::string_view name, const ac
   return fail(ACLNN_ERR_PARAM_INVALID, api, name, expected, "shape " + tensor.shapeString());
 }
 
-namespace {
-
-/** [first, last] byte addresses a non-empty view touches (strides are >= 0: aclCreateTensor enforces it). */
-std::pair<uintptr_t, uintptr_t> byteRange(const aclTensor& view) {
+// Strides are >= 0: aclCreateTensor enforces it.
+std::pair<uintptr_t, uintptr_t> viewByteRange(const aclTensor& view) {
   const auto first = reinterpret_cast<uintptr_t>(view.firstElement());
   uintptr_t span = 0;
   for (int64_t d = 0; d < view.dim(); ++d) {
@@ -63,8 +61,6 @@ std::pair<uintptr_t, uintptr_t> byteRange(const aclTensor& view) {
   const uintptr_t size = dtypeSize(view.dtype);
   return {first, first + span * size + size - 1};
 }
-
-}  // namespace
 
 aclnnStatus checkNoInternalOverlap(std::string_view api, std::string_view name, const aclTensor& out) {
   if (out.isEmpty()) return ACLNN_SUCCESS;
@@ -93,8 +89,8 @@ aclnnStatus checkNoPartialOverlap(std::string_view api, std::string_view outName
   const bool sameView = out.firstElement() == input.firstElement() && out.dtype == input.dtype &&
                         out.viewDims == input.viewDims && out.strides == input.strides;
   if (sameView) return ACLNN_SUCCESS;
-  const auto [outFirst, outLast] = byteRange(out);
-  const auto [inFirst, inLast] = byteRange(input);
+  const auto [outFirst, outLast] = viewByteRange(out);
+  const auto [inFirst, inLast] = viewByteRange(input);
   if (outLast < inFirst || inLast < outFirst) return ACLNN_SUCCESS;
   return fail(ACLNN_ERR_PARAM_INVALID, api, outName,
               std::string("memory that does not overlap ") + std::string(inputName) +

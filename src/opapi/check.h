@@ -2,8 +2,10 @@
 // ("<api>: argument '<name>': expected ..., given ...") and returns the aclnn code.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string_view>
+#include <utility>
 
 #include "aclnn/aclnn_base.h"
 #include "opapi/tensor.h"
@@ -41,6 +43,9 @@ aclnnStatus checkNoInternalOverlap(std::string_view api, std::string_view name, 
  */
 aclnnStatus checkNoPartialOverlap(std::string_view api, std::string_view outName, const aclTensor& out,
                                   std::string_view inputName, const aclTensor& input);
+
+/** The [first, last] byte addresses a non-empty view touches (its first element's first byte to its last's last). */
+std::pair<uintptr_t, uintptr_t> viewByteRange(const aclTensor& view);
 
 /** Returns from the enclosing function when a check fails. */
 #define GRADKIT_RETURN_IF_ERROR(expr)        \

@@ -10,6 +10,7 @@
 
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "gradkit/native_dropout.h"
+#include "opapi/tensor.h"
 #include "ops/random_data.h"
 #include "ops/test_native_dropout_util.h"
 
@@ -231,6 +232,39 @@ TEST_F(NativeDropout, AllocatingOverloadMakesContiguousOutputAndPackedMask) {
   EXPECT_EQ(native_dropout(held.get(), 0.5, true, 0, 0, &held, &heldMask, nullptr), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(mentions(recentError(), {"'out'", "memory of an input"}));
   EXPECT_TRUE(held.valid());
+
+  // An input whose data pointer lies before the held memory but whose offset leads into it is held all the same
+  // (the reliability finding: only the data pointer was compared, and the input was read after it was freed).
+  aclTensor intoHeld;
+  intoHeld.viewDims = {8};
+  intoHeld.strides = {1};
+  intoHeld.dtype = ACL_FLOAT;
+  intoHeld.storageDims = {40};
+  intoHeld.data = static_cast<float*>(held.data()) - 32;
+  intoHeld.offset = 32;
+  EXPECT_EQ(native_dropout(&intoHeld, 0.5, true, 0, 0, &held, &heldMask, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(recentError(), {"'out'", "memory of an input"}));
+  EXPECT_TRUE(held.valid());
+}
+
+TEST_F(NativeDropout, OutputsOverlappingTheInputAreRejectedOnEveryPath) {
+  // Input at element 2 and out at element 0 of one buffer: the copy path (eval, or p == 0) would memcpy overlapping
+  // ranges, the random paths would read what they already wrote.
+  std::vector<float> shared(66, 1.0f);
+  std::vector<uint8_t> maskBytes(16);
+  auto input = makeView(shared.data(), ACL_FLOAT, {64}, {1}, 2, 66);
+  auto out = makeView(shared.data(), ACL_FLOAT, {64}, {1}, 0, 66);
+  auto mask = makeView(maskBytes.data(), ACL_UINT8, {16});
+  for (const auto& [p, train] : std::vector<std::pair<double, bool>>{{0.5, false}, {0.0, true}, {0.5, true}}) {
+    EXPECT_EQ(native_dropout(input.get(), p, train, 0, 0, out.get(), mask.get(), nullptr), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_TRUE(mentions(recentError(), {"native_dropout", "'out'", "overlapping input"}));
+  }
+  auto maskOverInput = makeView(reinterpret_cast<uint8_t*>(shared.data()), ACL_UINT8, {16});
+  auto separateOut = makeView(maskBytes.data(), ACL_FLOAT, {4});
+  auto small = makeView(shared.data(), ACL_FLOAT, {4});
+  EXPECT_EQ(native_dropout(small.get(), 0.5, true, 0, 0, separateOut.get(), maskOverInput.get(), nullptr),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(mentions(recentError(), {"'mask'", "overlapping input"}));
 }
 
 // The forward's mask and PyTorch's autograd scale drive the backward: grad_in = grad_out * m * scale, where the V3
