@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gradkit's entry point.
 #   ./run.sh verify [ARGS]  install missing Debian packages, build Release into build/, run `gradkit verify ARGS`
-#   ./run.sh test           install, build, run the whole test suite (GoogleTest via ctest, pytest, sanitizer build)
+#   ./run.sh test           install, build, run the whole test suite (GoogleTest via ctest, pytest, consumer builds,
+#                           ASan/UBSan and ThreadSanitizer builds, the package-list check)
 #   ./run.sh bench [ARGS]   install, build, run `gradkit bench ARGS`
 #   ./run.sh build          install and build only
 #   ./run.sh packages       print the Debian packages that run.sh installs
@@ -69,6 +70,13 @@ case "$command" in
     # The same GoogleTest suites under AddressSanitizer + UndefinedBehaviorSanitizer.
     build build-sanitize -DGRADKIT_SANITIZE=ON -DGRADKIT_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
     ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E '^(pytest|example\.)'
+    # Streams, executors, memory and the 8-stream concurrency test under ThreadSanitizer, with one kernel thread
+    # (libgomp is not instrumented, so OpenMP regions would only give false reports).
+    cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADKIT_WERROR=ON -DGRADKIT_TSAN=ON \
+      -DGRADKIT_BUILD_TOOLS=OFF -DGRADKIT_BUILD_EXAMPLES=OFF >/dev/null
+    cmake --build build-tsan --parallel "$(nproc)" --target gradkit_api_tests gradkit_ops_tests
+    GRADKIT_NUM_THREADS=1 ctest --test-dir build-tsan --output-on-failure --parallel "$(nproc)" \
+      -R '^(ApiStream|ApiExecutor|ApiMemory|ApiMemcpy|Concurrency|NativeDropout)'
     # Every file the configure, the builds and the pytest run read comes from a package installed above.
     /usr/bin/python3 tools/check_build_deps.py --build build --build build-sanitize --imports build/python-imports.txt
     ;;

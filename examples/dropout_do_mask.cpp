@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_dropout_do_mask.h"
+#include "aclnn_dropout_do_mask.h"  // without the aclnnop/ prefix, as some CANN programs write it: both forms work
 
 #define CHECK_RET(cond, ...) \
   do {                       \
