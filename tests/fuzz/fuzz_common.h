@@ -490,6 +490,12 @@ class World {
     }
   }
 
+  // The tensor's data pointer is not a multiple of its element size (aliasing at an odd byte offset).
+  bool misaligned(const aclTensor* t, const View& v) const {
+    if (t == nullptr || v.buffer < 0 || v.elemSize <= 1) return false;
+    return reinterpret_cast<uintptr_t>(buffers[v.buffer].data + v.byteOffset) % v.elemSize != 0;
+  }
+
   void snapshot() {
     for (Buffer& b : buffers) b.before.assign(b.data, b.data + b.size);
   }
