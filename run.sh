@@ -14,9 +14,11 @@ cd "$(dirname "$0")"
 # Everything the build and the tests use (`./run.sh packages` prints it; `./run.sh test` proves it complete with
 # tools/check_build_deps.py). ocl-icd-opencl-dev: Debian's libdnnl-dev only recommends it, yet its CMake config
 # needs the OpenCL library and headers at configure time (no OpenCL device is needed at run time).
-# strace: the dependency check traces a configure with it.
+# strace: the dependency check traces a configure with it. clang, libclang-rt-14-dev (libFuzzer) and libomp-14-dev
+# (clang's OpenMP): the fuzz targets (tests/fuzz).
 PACKAGES=(cmake ninja-build g++ pkg-config ccache clang-format strace libhwy-dev libdnnl-dev ocl-icd-opencl-dev
-          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch)
+          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch
+          clang libclang-rt-14-dev libomp-14-dev)
 
 install_packages() {
   local missing=()
@@ -77,8 +79,15 @@ case "$command" in
     cmake --build build-tsan --parallel "$(nproc)" --target gradkit_api_tests gradkit_ops_tests
     GRADKIT_NUM_THREADS=1 ctest --test-dir build-tsan --output-on-failure --parallel "$(nproc)" \
       -R '^(ApiStream|ApiExecutor|ApiMemory|ApiMemcpy|Concurrency|NativeDropout)'
+    # libFuzzer targets under ASan+UBSan (tests/fuzz/README.md): every kept regression input, then 20 s per target.
+    cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADKIT_SANITIZE=ON -DGRADKIT_FUZZ=ON -DGRADKIT_BUILD_TESTS=OFF \
+      -DGRADKIT_BUILD_TOOLS=OFF -DGRADKIT_BUILD_EXAMPLES=OFF >/dev/null
+    cmake --build build-fuzz --target gradkit_fuzz --parallel "$(nproc)"
+    tests/fuzz/run_fuzz.sh build-fuzz 20
     # Every file the configure, the builds and the pytest run read comes from a package installed above.
-    /usr/bin/python3 tools/check_build_deps.py --build build --build build-sanitize --imports build/python-imports.txt
+    /usr/bin/python3 tools/check_build_deps.py --build build --build build-sanitize --build build-fuzz \
+      --imports build/python-imports.txt
     ;;
   torch-venv)
     venv=${GRADKIT_TORCH_VENV:-$HOME/.cache/gradkit/torch-venv}

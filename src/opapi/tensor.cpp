@@ -306,6 +306,15 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
         return rejectTensor(ACLNN_ERR_PARAM_NULLPTR, "tensorData", "non-null for a view with elements",
                             "nullptr for view " + tensor->shapeString());
       }
+      // Kernels load whole elements: a FLOAT16 at an odd address would be undefined behaviour on the host (an NPU
+      // never sees one: device memory is aligned).
+      const size_t alignment = std::min<size_t>(elementSize, 8);
+      if (reinterpret_cast<uintptr_t>(tensorData) % alignment != 0) {
+        return rejectTensor(ACLNN_ERR_PARAM_INVALID, "tensorData",
+                            "an address aligned to " + std::to_string(alignment) + " bytes (the element size of " +
+                                gradkit::dtypeName(dataType) + ")",
+                            gradkit::rt::pointerString(tensorData));
+      }
       // Memory gradkit tracked (aclrtMalloc, aclrtMallocHost) must hold the whole storage: a kernel would
       // otherwise read or write past the allocation.
       if (const auto allocation = gradkit::rt::findAllocation(tensorData)) {

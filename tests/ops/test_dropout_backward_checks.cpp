@@ -113,10 +113,15 @@ TEST_F(DropoutBackwardChecks, DtypesRankAndShapeGive161002) {
   EXPECT_EQ(dropoutBackward(rank9.get(), mask.get(), 2.0, rank9Out.get()).status, ACLNN_ERR_PARAM_INVALID);
 }
 
-TEST_F(DropoutBackwardChecks, EmptyGradSucceedsBeforeTheOtherRules) {
+TEST_F(DropoutBackwardChecks, EmptyGradIsCheckedThenComputesNothing) {
+  // Upstream succeeds at once for an empty gradOutput, whatever the other arguments; gradkit checks dtypes, scale,
+  // rank and out's shape first (a fuzzing finding: NaN scales "succeeded"), then needs no mask.
   auto empty = makeView(input.data(), ACL_FLOAT, {0});
   auto emptyOut = makeView(output.data(), ACL_FLOAT, {0});
-  const PlannedCall call = dropoutBackward(empty.get(), mask.get(), 0.5, emptyOut.get());
+  PlannedCall call = dropoutBackward(empty.get(), mask.get(), 0.5, emptyOut.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'scale'"), std::string::npos) << call.message;
+  call = dropoutBackward(empty.get(), mask.get(), 2.0, emptyOut.get());  // mask of any size: nothing is read
   EXPECT_EQ(call.status, ACLNN_SUCCESS) << call.message;
   EXPECT_EQ(call.workspaceSize, 0u);
   EXPECT_EQ(output[0], 7.0f);

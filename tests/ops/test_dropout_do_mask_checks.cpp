@@ -1,5 +1,6 @@
 // aclnnDropoutDoMaskGetWorkspaceSize: every rule of spec dropout_threshold.md 1.4.1 in upstream's order (code and
-// message), the early exits for an empty self or an empty mask (nothing written), and the ">=" mask size rule.
+// message), an empty self (checked, then nothing written), an empty mask (rejected for a non-empty self), and the ">="
+// mask size rule.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -75,12 +76,22 @@ TEST_F(DropoutDoMaskChecks, NullArgumentsGive161001NamingTheArgument) {
   }
 }
 
-TEST_F(DropoutDoMaskChecks, EmptySelfSucceedsBeforeEveryOtherRule) {
+TEST_F(DropoutDoMaskChecks, EmptySelfIsCheckedThenComputesNothing) {
+  // Upstream succeeds at once for an empty self, whatever the other arguments; gradkit checks dtypes, prob, rank
+  // and out's shape first (a fuzzing finding: NaN probabilities "succeeded"), then needs no mask.
   std::vector<int32_t> ints(8);
   auto emptyInt = makeView(ints.data(), ACL_INT32, {0, 3});
   auto badMask = makeView(ints.data(), ACL_INT32, {5});
   auto outOther = makeView(output.data(), ACL_FLOAT, {7});
-  const PlannedCall call = doMask(emptyInt.get(), badMask.get(), 7.0, outOther.get());
+  PlannedCall call = doMask(emptyInt.get(), badMask.get(), 7.0, outOther.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  auto emptySelf = makeView(output.data(), ACL_FLOAT, {0, 3});
+  auto emptyOut = makeView(output.data() + 4, ACL_FLOAT, {0, 3});
+  call = doMask(emptySelf.get(), mask.get(), std::nan(""), emptyOut.get());
+  EXPECT_EQ(call.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(call.message.find("'prob'"), std::string::npos) << call.message;
+  auto shortMask = makeView(maskBytes.data(), ACL_UINT8, {3});  // any size: nothing is read
+  call = doMask(emptySelf.get(), shortMask.get(), 0.5, emptyOut.get());
   EXPECT_EQ(call.status, ACLNN_SUCCESS) << call.message;
   EXPECT_EQ(call.workspaceSize, 0u);
   EXPECT_EQ(output[0], 7.0f);

@@ -30,16 +30,16 @@ aclnnStatus checkDropoutDoMask(const DropoutDoMaskArgs& args, const uint64_t* wo
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
-  // Upstream returns at once for an empty self or an empty mask. An empty mask with a non-empty self would leave
-  // out unwritten (and skip every later rule): gradkit lets it reach the mask-size rule instead.
-  if (self->isEmpty()) return ACLNN_SUCCESS;
-
+  // Upstream returns at once for an empty self or an empty mask, skipping every later rule. gradkit checks dtypes,
+  // prob, rank and out's shape first (docs/reliability.md); an empty self then needs no mask, and an empty mask
+  // with a non-empty self fails the mask-size rule instead of leaving out unwritten.
   GRADKIT_RETURN_IF_ERROR(checkMaskedDtypes(api, "self", *self, *mask, "out", *out));
   if (!(prob >= 0.0 && prob <= 1.0)) {  // NaN fails too
     return fail(ACLNN_ERR_PARAM_INVALID, api, "prob", "a drop probability in [0, 1]", numberText(prob));
   }
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "self", *self, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "self", *self));
+  if (self->isEmpty()) return ACLNN_SUCCESS;
   GRADKIT_RETURN_IF_ERROR(checkMaskSize(api, *mask, "self", *self, /*exact=*/false));
   return checkMaskedOverlaps(api, "self", *self, *mask, "out", *out);
 }

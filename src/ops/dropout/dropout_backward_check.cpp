@@ -34,7 +34,8 @@ aclnnStatus checkDropoutBackward(const DropoutBackwardArgs& args, const uint64_t
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "out", out));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
-  if (gradOutput->isEmpty()) return ACLNN_SUCCESS;
+  // Upstream returns at once for an empty gradOutput, skipping every later rule; gradkit checks dtypes, scale, rank
+  // and out's shape first (docs/reliability.md). An empty gradOutput then needs no mask.
 
   GRADKIT_RETURN_IF_ERROR(checkMaskedDtypes(api, "gradOutput", *gradOutput, *mask, "out", *out));
   const double prob = dropoutBackwardProb(scale);
@@ -44,6 +45,7 @@ aclnnStatus checkDropoutBackward(const DropoutBackwardArgs& args, const uint64_t
   }
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "gradOutput", *gradOutput, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "gradOutput", *gradOutput));
+  if (gradOutput->isEmpty()) return ACLNN_SUCCESS;
   GRADKIT_RETURN_IF_ERROR(checkMaskSize(api, *mask, "gradOutput", *gradOutput, /*exact=*/true));
   return checkMaskedOverlaps(api, "gradOutput", *gradOutput, *mask, "out", *out);
 }

@@ -83,11 +83,13 @@ aclnnStatus checkGenMaskArguments(const char* api, const aclIntArray* shape, dou
 }  // namespace
 
 int64_t dropoutShapeNumel(const aclIntArray& shape) {
-  int64_t numel = 1;
+  // A 0 anywhere makes the product 0, and the dims before it may be too large to multiply (checkShape bounds the
+  // product only of shapes without a 0).
   for (int64_t dim : shape.values) {
     if (dim == 0) return 0;
-    numel *= dim;
   }
+  int64_t numel = 1;
+  for (int64_t dim : shape.values) numel *= dim;
   return numel;
 }
 
