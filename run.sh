@@ -2,7 +2,7 @@
 # gradkit's entry point.
 #   ./run.sh verify [ARGS]  install missing Debian packages, build Release into build/, run `gradkit verify ARGS`
 #   ./run.sh test           install, build, run the whole test suite (GoogleTest via ctest, pytest, consumer builds,
-#                           ASan/UBSan and ThreadSanitizer builds, the package-list check)
+#                           ASan/UBSan and ThreadSanitizer builds, a short libFuzzer run, the package-list check)
 #   ./run.sh bench [ARGS]   install, build, run `gradkit bench ARGS`
 #   ./run.sh build          install and build only
 #   ./run.sh packages       print the Debian packages that run.sh installs
