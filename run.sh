@@ -14,11 +14,12 @@ cd "$(dirname "$0")"
 # Everything the build and the tests use (`./run.sh packages` prints it; `./run.sh test` proves it complete with
 # tools/check_build_deps.py). ocl-icd-opencl-dev: Debian's libdnnl-dev only recommends it, yet its CMake config
 # needs the OpenCL library and headers at configure time (no OpenCL device is needed at run time).
-# strace: the dependency check traces a configure with it. clang, libclang-rt-14-dev (libFuzzer) and libomp-14-dev
-# (clang's OpenMP): the fuzz targets (tests/fuzz).
+# strace: the dependency check traces a configure with it. clang, libclang-rt-14-dev (libFuzzer), libomp-14-dev
+# (clang's OpenMP), and llvm + lld (the archiver, linker and binutils CMake picks for a clang build): the fuzz
+# targets (tests/fuzz).
 PACKAGES=(cmake ninja-build g++ pkg-config ccache clang-format strace libhwy-dev libdnnl-dev ocl-icd-opencl-dev
           nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch
-          clang libclang-rt-14-dev libomp-14-dev)
+          clang libclang-rt-14-dev libomp-14-dev llvm lld)
 
 install_packages() {
   local missing=()
