@@ -13,12 +13,6 @@ namespace {
 
 constexpr int64_t kMaxRank = 8;
 
-std::string numberText(double value) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
-
 }  // namespace
 
 aclnnStatus checkDropoutDoMask(const DropoutDoMaskArgs& args, const uint64_t* workspaceSize,
@@ -35,7 +29,7 @@ aclnnStatus checkDropoutDoMask(const DropoutDoMaskArgs& args, const uint64_t* wo
   // with a non-empty self fails the mask-size rule instead of leaving out unwritten.
   GRADKIT_RETURN_IF_ERROR(checkMaskedDtypes(api, "self", *self, *mask, "out", *out));
   if (!(prob >= 0.0 && prob <= 1.0)) {  // NaN fails too
-    return fail(ACLNN_ERR_PARAM_INVALID, api, "prob", "a drop probability in [0, 1]", numberText(prob));
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "prob", "a drop probability in [0, 1]", exactNumberText(prob));
   }
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "self", *self, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "self", *self));

@@ -14,12 +14,6 @@ namespace {
 
 constexpr int64_t kMaxRank = 8;
 
-std::string formatDouble(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
 }  // namespace
 
 aclnnStatus checkDropout(const DropoutArgs& args, const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
@@ -36,18 +30,12 @@ aclnnStatus checkDropout(const DropoutArgs& args, const uint64_t* workspaceSize,
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "input", *input, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "maskOut", *maskOut, {ACL_UINT8}));
   if (!(p >= 0.0 && p <= 1.0)) {  // NaN fails too (upstream lets it through; DECISIONS.md "check early")
-    return fail(ACLNN_ERR_PARAM_INVALID, api, "p", "a drop probability in [0, 1]", formatDouble(p));
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "p", "a drop probability in [0, 1]", exactNumberText(p));
   }
 
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "input", *input, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "input", *input));
-  const int64_t n = input->numel();
-  const int64_t expected = dropoutMaskBytes(n);
-  if (maskOut->numel() != expected) {
-    return fail(ACLNN_ERR_PARAM_INVALID, api, "maskOut",
-                std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
-                std::to_string(maskOut->numel()) + " elements, shape " + maskOut->shapeString());
-  }
+  GRADKIT_RETURN_IF_ERROR(checkProducedMaskSize(api, "maskOut", *maskOut, input->numel()));
   return checkDropoutOutputOverlaps(api, *input, *out, *maskOut);
 }
 

@@ -14,12 +14,6 @@ namespace {
 
 constexpr int64_t kMaxRank = 8;
 
-std::string formatDouble(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
 }  // namespace
 
 aclnnStatus checkDropoutV3(const DropoutV3Args& args, const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
@@ -38,7 +32,7 @@ aclnnStatus checkDropoutV3(const DropoutV3Args& args, const uint64_t* workspaceS
   GRADKIT_RETURN_IF_ERROR(checkSameDtype(api, "out", *out, "input", *input));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "maskOut", *maskOut, {ACL_UINT8}));
   if (!(p >= 0.0 && p <= 1.0)) {  // NaN fails too
-    return fail(ACLNN_ERR_PARAM_INVALID, api, "p", "a drop probability in [0, 1]", formatDouble(p));
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "p", "a drop probability in [0, 1]", exactNumberText(p));
   }
   if (offset % 4 != 0) {
     return fail(ACLNN_ERR_PARAM_INVALID, api, "offset", "a multiple of 4", std::to_string(offset));
@@ -47,13 +41,7 @@ aclnnStatus checkDropoutV3(const DropoutV3Args& args, const uint64_t* workspaceS
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "input", *input, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkMaxRank(api, "out", *out, kMaxRank));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *out, "input", *input));
-  const int64_t n = input->numel();
-  const int64_t expected = dropoutMaskBytes(n);
-  if (maskOut->numel() != expected) {
-    return fail(ACLNN_ERR_PARAM_INVALID, api, "maskOut",
-                std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
-                std::to_string(maskOut->numel()) + " elements, shape " + maskOut->shapeString());
-  }
+  GRADKIT_RETURN_IF_ERROR(checkProducedMaskSize(api, "maskOut", *maskOut, input->numel()));
   return checkDropoutOutputOverlaps(api, *input, *out, *maskOut);
 }
 

@@ -10,15 +10,10 @@
 #include "opapi/check.h"
 #include "opapi/tensor.h"
 #include "ops/dropout/mask_format.h"
+#include "ops/dropout/masked_dropout_check.h"
 
 namespace gradkit::ops {
 namespace {
-
-std::string formatDouble(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
 
 // Every dim >= 0, and at most 2^62 elements (so the mask size and the block counters cannot overflow).
 aclnnStatus checkShape(const char* api, const aclIntArray& shape) {
@@ -42,7 +37,7 @@ aclnnStatus checkShape(const char* api, const aclIntArray& shape) {
 // NaN is rejected too (upstream's `prob > 1 || prob < 0` lets it through; DECISIONS.md "check early").
 aclnnStatus checkProbability(const char* api, const char* name, double prob) {
   if (prob >= 0.0 && prob <= 1.0) return ACLNN_SUCCESS;
-  return fail(ACLNN_ERR_PARAM_INVALID, api, name, "a drop probability in [0, 1]", formatDouble(prob));
+  return fail(ACLNN_ERR_PARAM_INVALID, api, name, "a drop probability in [0, 1]", exactNumberText(prob));
 }
 
 // A device scalar argument: exactly one element, rank <= 8.
@@ -70,13 +65,7 @@ aclnnStatus checkGenMaskArguments(const char* api, const aclIntArray* shape, dou
                 rawDtypeName(*probDataType));
   }
 
-  const int64_t n = dropoutShapeNumel(*shape);
-  const int64_t expected = dropoutMaskBytes(n);
-  if (out->numel() != expected) {
-    return fail(ACLNN_ERR_PARAM_INVALID, api, "out",
-                std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
-                std::to_string(out->numel()) + " elements, shape " + out->shapeString());
-  }
+  GRADKIT_RETURN_IF_ERROR(checkProducedMaskSize(api, "out", *out, dropoutShapeNumel(*shape)));
   return checkNoInternalOverlap(api, "out", *out);
 }
 

@@ -1,5 +1,6 @@
 #include "ops/dropout/masked_dropout_check.h"
 
+#include <cstdio>
 #include <string>
 
 #include "base/error.h"
@@ -43,6 +44,20 @@ aclnnStatus checkDropoutOutputOverlaps(std::string_view api, const aclTensor& in
   GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, "out", out, "input", input));
   GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, "maskOut", maskOut, "input", input));
   return checkNoPartialOverlap(api, "maskOut", maskOut, "out", out);
+}
+
+std::string exactNumberText(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+aclnnStatus checkProducedMaskSize(std::string_view api, std::string_view name, const aclTensor& mask, int64_t n) {
+  const int64_t expected = dropoutMaskBytes(n);
+  if (mask.numel() == expected) return ACLNN_SUCCESS;
+  return fail(ACLNN_ERR_PARAM_INVALID, api, name,
+              std::to_string(expected) + " elements (ceil(" + std::to_string(n) + " / 128) * 16 mask bytes)",
+              std::to_string(mask.numel()) + " elements, shape " + mask.shapeString());
 }
 
 }  // namespace gradkit::ops

@@ -1,6 +1,7 @@
 // The operand checks shared by the ops that consume a packed dropout mask (DoMask, DropoutBackward, V3Grad).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "aclnn/aclnn_base.h"
@@ -35,5 +36,14 @@ aclnnStatus checkMaskedOverlaps(std::string_view api, std::string_view inputName
  */
 aclnnStatus checkDropoutOutputOverlaps(std::string_view api, const aclTensor& input, const aclTensor& out,
                                        const aclTensor& maskOut);
+
+/** `value` with 17 significant digits ("%.17g"): enough to read back the exact double, for messages. */
+std::string exactNumberText(double value);
+
+/**
+ * The rule of the mask-producing ops (GenMask*, Dropout, DropoutV3): `mask` has exactly ceil(n/128)*16 elements
+ * for n data elements; 161002 naming `name` otherwise.
+ */
+aclnnStatus checkProducedMaskSize(std::string_view api, std::string_view name, const aclTensor& mask, int64_t n);
 
 }  // namespace gradkit::ops
