@@ -1,0 +1,12 @@
+// Placeholder until the checks of spec mhc.md 3.6 land: every call is rejected.
+#include "ops/mhc/mhc_pre_backward_check.h"
+
+#include "base/error.h"
+
+namespace gradkit::ops {
+
+aclnnStatus checkMhcPreBackward(const MhcPreBackwardArgs& args, const uint64_t*, aclOpExecutor* const*) {
+  return failText(ACLNN_ERR_PARAM_INVALID, args.api, "not implemented yet");
+}
+
+}  // namespace gradkit::ops
