@@ -1,0 +1,245 @@
+// The SIMD MhcPre block kernel, compiled once per Highway target and dispatched at run time. It runs on x86
+// targets from AVX2 on (8 fp32 lanes per vector, native FMA, exact fp16 conversion through F16C); other targets
+// run the scalar kernel. Same operations in the same order as mhc_pre_scalar.cpp (mhc_pre_kernel.h):
+//   stage:  xg = float(x) * gamma (HF32-rounded), squares[lane] = fma(x, x, squares[lane]), 8 k per vector;
+//   matmul: 4 token rows x w vectors of h_mix in registers; per k, broadcast xg(t, k) and fma with the packed
+//           phi panel row; each chunk's sums are added to h_mix in memory;
+//   h_in:   x0 * h0, then fma per stream; narrowed once (RNE).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/mhc/kernels/mhc_pre_hwy.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+//
+#include <algorithm>
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "ops/mhc/kernels/mhc_pre_kernel.h"
+#include "ops/mhc/kernels/mhc_pre_token.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace gradkit::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
+using D8 = hn::CappedTag<float, 8>;
+using V8 = hn::Vec<D8>;
+
+/** 8 elements of x from `from`, widened exactly. */
+template <bool kHalf>
+HWY_INLINE V8 Widen(const uint16_t* from) {
+  const D8 d;
+  const hn::Rebind<uint16_t, D8> d16;
+  const auto bits = hn::LoadU(d16, from);
+  if constexpr (kHalf) {
+    const hn::Rebind<hwy::float16_t, D8> dh;
+    return hn::PromoteTo(d, hn::BitCast(dh, bits));
+  } else {
+    const hn::RebindToUnsigned<D8> du;
+    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, bits)));
+  }
+}
+
+/** 8 fp32 lanes narrowed to fp16 / bf16 bits (RNE; NaN stays NaN with its sign, top payload and quiet bit set). */
+template <bool kHalf>
+HWY_INLINE void Narrow(V8 v, uint16_t* to) {
+  const D8 d;
+  const hn::Rebind<uint16_t, D8> d16;
+  if constexpr (kHalf) {
+    const hn::Rebind<hwy::float16_t, D8> dh;
+    hn::StoreU(hn::BitCast(d16, hn::DemoteTo(dh, v)), d16, to);  // F16C: RNE, NaN kept quiet
+  } else {
+    const hn::RebindToUnsigned<D8> du;
+    const hn::RebindToSigned<D8> di;
+    const auto bits = hn::BitCast(du, v);
+    const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+    const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
+    const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
+    const auto chosen = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(chosen))), d16, to);
+  }
+}
+
+/** HF32 rounding of every finite lane (core/hf32.h's rule: add half of the 12 dropped bits, clear them). */
+HWY_INLINE V8 RoundHf32(V8 v) {
+  const D8 d;
+  const hn::RebindToUnsigned<D8> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto exponent = hn::Set(du, 0x7F800000u);
+  const auto special = hn::Eq(hn::And(bits, exponent), exponent);
+  const auto rounded = hn::And(hn::Add(bits, hn::Set(du, 0x800u)), hn::Set(du, ~0xFFFu));
+  return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
+}
+
+/** Stages one token's chunk: xg[kk] for kk < kc, advancing its 8 partial sums of squares. */
+template <bool kHalf>
+HWY_INLINE void StageRow(const MhcPreProblem& p, const uint16_t* x, const float* gamma, size_t kc, float* xg,
+                         float* squares) {
+  const D8 d;
+  V8 sum = hn::LoadU(d, squares);
+  const auto stage = [&](V8 v, size_t kk, float* to) {
+    sum = hn::MulAdd(v, v, sum);
+    V8 g = gamma != nullptr ? hn::Mul(v, hn::LoadU(d, gamma + kk)) : v;
+    if (p.hf32) g = RoundHf32(g);
+    hn::StoreU(g, d, to);
+  };
+  size_t kk = 0;
+  for (; kk + 8 <= kc; kk += 8) stage(Widen<kHalf>(x + kk), kk, xg + kk);
+  if (kk < kc) {  // tail: zero lanes add nothing to the squares
+    const size_t rest = kc - kk;
+    uint16_t bits[8] = {};
+    float scale[8] = {};
+    float out[8];
+    std::memcpy(bits, x + kk, rest * sizeof(uint16_t));
+    if (gamma != nullptr) std::memcpy(scale, gamma + kk, rest * sizeof(float));
+    const V8 v = Widen<kHalf>(bits);
+    sum = hn::MulAdd(v, v, sum);
+    V8 g = gamma != nullptr ? hn::Mul(v, hn::LoadU(d, scale)) : v;
+    if (p.hf32) g = RoundHf32(g);
+    hn::StoreU(g, d, out);
+    std::memcpy(xg + kk, out, rest * sizeof(float));
+  }
+  hn::StoreU(sum, d, squares);
+}
+
+/** kR token rows x kW vectors of h_mix: c (+)= sum over kk < kc of xg(r, kk) * panel(kk, :). */
+template <size_t kW, size_t kR>
+HWY_INLINE void MicroKernel(const float* HWY_RESTRICT xg, size_t lda, const float* HWY_RESTRICT panel, size_t kc,
+                            float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
+  const D8 d;
+  V8 acc[kR][kW];
+  for (size_t r = 0; r < kR; ++r) {
+    for (size_t w = 0; w < kW; ++w) acc[r][w] = hn::Zero(d);
+  }
+  for (size_t kk = 0; kk < kc; ++kk) {
+    V8 b[kW];
+    for (size_t w = 0; w < kW; ++w) b[w] = hn::LoadU(d, panel + kk * kW * 8 + w * 8);
+    for (size_t r = 0; r < kR; ++r) {
+      const V8 a = hn::Set(d, xg[r * lda + kk]);
+      for (size_t w = 0; w < kW; ++w) acc[r][w] = hn::MulAdd(a, b[w], acc[r][w]);
+    }
+  }
+  for (size_t r = 0; r < kR; ++r) {
+    for (size_t w = 0; w < kW; ++w) {
+      float* out = c + r * ldc + w * 8;
+      hn::StoreU(accumulate ? hn::Add(hn::LoadU(d, out), acc[r][w]) : acc[r][w], d, out);
+    }
+  }
+}
+
+template <size_t kW>
+HWY_NOINLINE void PanelProducts(const float* xg, size_t lda, const float* panel, size_t kc, float* mix, size_t ldc,
+                                size_t count, bool accumulate) {
+  size_t t = 0;
+  for (; t + 4 <= count; t += 4) MicroKernel<kW, 4>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+  switch (count - t) {
+    case 3:
+      return MicroKernel<kW, 3>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+    case 2:
+      return MicroKernel<kW, 2>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+    case 1:
+      return MicroKernel<kW, 1>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+    default:
+      return;
+  }
+}
+
+/** h_in of one token: D values from its N streams and gates. */
+template <bool kHalf>
+HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const float* gates, uint16_t* out) {
+  const D8 d;
+  size_t j = 0;
+  for (; j + 8 <= dHidden; j += 8) {
+    V8 acc = hn::Mul(Widen<kHalf>(x + j), hn::Set(d, gates[0]));
+    for (size_t i = 1; i < n; ++i) acc = hn::MulAdd(Widen<kHalf>(x + i * dHidden + j), hn::Set(d, gates[i]), acc);
+    Narrow<kHalf>(acc, out + j);
+  }
+  if (j < dHidden) {  // tail through small buffers
+    const size_t rest = dHidden - j;
+    uint16_t bits[8] = {};
+    std::memcpy(bits, x + j, rest * sizeof(uint16_t));
+    V8 acc = hn::Mul(Widen<kHalf>(bits), hn::Set(d, gates[0]));
+    for (size_t i = 1; i < n; ++i) {
+      std::memcpy(bits, x + i * dHidden + j, rest * sizeof(uint16_t));
+      acc = hn::MulAdd(Widen<kHalf>(bits), hn::Set(d, gates[i]), acc);
+    }
+    uint16_t narrow[8];
+    Narrow<kHalf>(acc, narrow);
+    std::memcpy(out + j, narrow, rest * sizeof(uint16_t));
+  }
+}
+
+template <bool kHalf>
+void BlockTyped(const MhcPreProblem& p, int64_t first, int64_t count, float* scratch) {
+  const mhc_pre::ScratchLayout layout = mhc_pre::scratchLayout(p);
+  float* xg = scratch + layout.xg;
+  float* mix = scratch + layout.mix;
+  float* squares = scratch + layout.squares;
+  float* gates = scratch + layout.gates;
+  const size_t k = static_cast<size_t>(p.width()), chunk = static_cast<size_t>(p.chunkWidth());
+  const size_t fp = static_cast<size_t>(p.paddedFusion()), vectors = fp / 8;
+  const size_t tokens = static_cast<size_t>(count);
+  const auto* x = static_cast<const uint16_t*>(p.x) + static_cast<size_t>(first) * k;
+  std::fill(squares, squares + tokens * 8, 0.0f);
+
+  for (size_t k0 = 0; k0 < k; k0 += chunk) {
+    const size_t kc = std::min(chunk, k - k0);
+    const float* gamma = p.gamma != nullptr ? p.gamma + k0 : nullptr;
+    for (size_t t = 0; t < tokens; ++t) StageRow<kHalf>(p, x + t * k + k0, gamma, kc, xg + t * chunk, squares + t * 8);
+    for (size_t start = 0, w = 0; start < vectors; start += w) {
+      w = static_cast<size_t>(mhcPrePanelVectors(static_cast<int64_t>(vectors - start)));
+      const float* panel = p.packedPhi + start * 8 * k + k0 * w * 8;
+      float* out = mix + start * 8;
+      if (w == 3) {
+        PanelProducts<3>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0);
+      } else if (w == 2) {
+        PanelProducts<2>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0);
+      } else {
+        PanelProducts<1>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0);
+      }
+    }
+  }
+
+  const size_t n = static_cast<size_t>(p.streams), dHidden = static_cast<size_t>(p.hidden);
+  auto* hIn = static_cast<uint16_t*>(p.hIn) + static_cast<size_t>(first) * dHidden;
+  for (size_t t = 0; t < tokens; ++t) {
+    mhc_pre::tokenGates(p, first + static_cast<int64_t>(t), mix + t * fp, squares + t * 8, gates + t * n);
+    TokenHIn<kHalf>(x + t * k, n, dHidden, gates + t * n, hIn + t * dHidden);
+  }
+}
+
+bool Block(const MhcPreProblem& p, int64_t first, int64_t count, float* scratch) {
+  if (p.xDtype == ACL_FLOAT16) {
+    BlockTyped<true>(p, first, count, scratch);
+  } else {
+    BlockTyped<false>(p, first, count, scratch);
+  }
+  return true;
+}
+
+#else
+
+bool Block(const MhcPreProblem&, int64_t, int64_t, float*) { return false; }  // the caller runs the scalar kernel
+
+#endif
+
+}  // namespace gradkit::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace gradkit::kernels {
+
+HWY_EXPORT(Block);
+
+namespace {
+
+void blockSimd(const MhcPreProblem& problem, int64_t first, int64_t count, float* scratch) {
+  if (!HWY_DYNAMIC_DISPATCH(Block)(problem, first, count, scratch)) mhcPreBlockScalar(problem, first, count, scratch);
+}
+
+}  // namespace
+
+const MhcPreKernels kMhcPreSimdKernels{blockSimd};
+
+}  // namespace gradkit::kernels
+#endif  // HWY_ONCE
