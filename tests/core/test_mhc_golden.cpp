@@ -208,8 +208,8 @@ TEST(MhcGolden, GradientsMatchFiniteDifferencesN6) {
 }
 
 TEST(MhcGolden, GradientsMatchFiniteDifferencesN8) {
-  checkAllGradients(5, 8, 8, 64, true, 31);
-  checkAllGradients(5, 8, 8, 64, false, 32);
+  checkAllGradients(4, 8, 5, 64, true, 31);
+  checkAllGradients(3, 8, 6, 64, false, 32);
 }
 
 TEST(MhcGolden, GradientsMatchFiniteDifferencesFactorialResidual) {
@@ -405,9 +405,18 @@ TEST(MhcGolden, FloatAgreesWithDoubleWithinFp32Rounding) {
   expectClose(bf.gradAlpha, bd.gradAlpha, "gradAlpha");
   expectClose(bf.gradBias, bd.gradBias, "gradBias");
   expectClose(bf.gradGamma, bd.gradGamma, "gradGamma");
+}
+
+// Without gamma the matmul operands are the same floats in both instantiations and every product is exact in double,
+// so the double hMix rounded once is the correctly rounded sum; the float one, summed in fp32, differs somewhere.
+TEST(MhcGolden, FloatInstantiationSumsInFp32) {
+  const Problem p = randomProblem(6, 4, 16, 16, false, 62);
+  const Typed<double> vd(p);
+  const Typed<float> vf(p);
+  const MhcPreOutputs<double> fd = gradkit::golden::mhcPre(forwardInputs(p, vd));
+  const MhcPreOutputs<float> ff = gradkit::golden::mhcPre(forwardInputs(p, vf));
   EXPECT_GT(countNotRounded(ff.hMix, fd.hMix), 0);
-  EXPECT_GT(countNotRounded(bf.gradX, bd.gradX), 0);
-  EXPECT_GT(countNotRounded(bf.gradPhi, bd.gradPhi), 0);
+  EXPECT_LE(maxDifference(ff.hMix, fd.hMix), 1e-5 * maxAbs(fd.hMix));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
