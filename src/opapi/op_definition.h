@@ -20,6 +20,7 @@
 #include "aclnn/aclnn_base.h"
 #include "base/error.h"
 #include "runtime/executor.h"
+#include "runtime/fault_injection.h"
 #include "runtime/runtime.h"
 
 namespace gradkit {
@@ -35,13 +36,10 @@ struct OpDefinition {
   Plan (*plan)(const Args& args);
 };
 
-/**
- * availability (GRADKIT_DISABLE_OPS) -> check -> (nothing to compute | plan) -> executor -> workspace size, with
- * every failure a status + message.
- */
+/** The first phase without its last safety net (getWorkspaceSize below). */
 template <class Args, class Plan>
-aclnnStatus getWorkspaceSize(const OpDefinition<Args, Plan>& op, const Args& args, uint64_t* workspaceSize,
-                             aclOpExecutor** executor) {
+aclnnStatus planAndCreateExecutor(const OpDefinition<Args, Plan>& op, const Args& args, uint64_t* workspaceSize,
+                                  aclOpExecutor** executor) {
   // GRADKIT_DISABLE_OPS emulates an older CANN without some operators: every entry point asks here first.
   if (rt::isOpDisabled(op.api)) {
     return failText(ACLNN_ERR_PARAM_INVALID, op.api,
@@ -53,6 +51,7 @@ aclnnStatus getWorkspaceSize(const OpDefinition<Args, Plan>& op, const Args& arg
   std::shared_ptr<const Plan> plan;
   if (!op.nothingToCompute(args)) {
     try {
+      if (rt::allocationFailureInjected(rt::FaultSite::Planning)) throw std::bad_alloc();  // tests only
       plan = std::make_shared<const Plan>(op.plan(args));
     } catch (const std::bad_alloc&) {
       return failText(ACLNN_ERR_INNER, op.api, "out of host memory while planning");
@@ -72,6 +71,21 @@ aclnnStatus getWorkspaceSize(const OpDefinition<Args, Plan>& op, const Args& arg
   *workspaceSize = bytes;
   *executor = planned;
   return ACLNN_SUCCESS;
+}
+
+/**
+ * availability (GRADKIT_DISABLE_OPS) -> check -> (nothing to compute | plan) -> executor -> workspace size, with
+ * every failure a status + message. Host memory running out anywhere in the first phase (a check's message, the
+ * plan) is 561000 and leaves no executor and no output written: nothing may throw through the C API.
+ */
+template <class Args, class Plan>
+aclnnStatus getWorkspaceSize(const OpDefinition<Args, Plan>& op, const Args& args, uint64_t* workspaceSize,
+                             aclOpExecutor** executor) {
+  try {
+    return planAndCreateExecutor(op, args, workspaceSize, executor);
+  } catch (const std::bad_alloc&) {
+    return failText(ACLNN_ERR_INNER, op.api, "out of host memory");
+  }
 }
 
 }  // namespace gradkit

@@ -13,6 +13,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "gradkit/float_convert.h"
+#include "runtime/memory.h"
 #include "runtime/registry.h"
 #include "runtime/runtime.h"
 
@@ -314,6 +315,12 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
                             "an address aligned to " + std::to_string(alignment) + " bytes (the element size of " +
                                 gradkit::dtypeName(dataType) + ")",
                             gradkit::rt::pointerString(tensorData));
+      }
+      // A pointer into a block freed lately (still in the runtime's quarantine) is a use after free.
+      if (const auto freed = gradkit::rt::findFreedAllocation(tensorData)) {
+        return rejectTensor(ACLNN_ERR_PARAM_INVALID, "tensorData", "a pointer into live memory",
+                            gradkit::rt::pointerString(tensorData) + ", inside the " + std::to_string(freed->size) +
+                                "-byte block at " + gradkit::rt::pointerString(freed->base) + " that was freed");
       }
       // Memory gradkit tracked (aclrtMalloc, aclrtMallocHost) must hold the whole storage: a kernel would
       // otherwise read or write past the allocation.

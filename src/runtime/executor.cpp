@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "base/error.h"
+#include "runtime/fault_injection.h"
+#include "runtime/memory.h"
 #include "runtime/registry.h"
 #include "runtime/runtime.h"
 
@@ -82,6 +84,7 @@ constexpr const char* kNotLive = " (unknown, already run, or destroyed)";
 
 aclOpExecutor* newExecutor(const char* api, uint64_t workspaceSize, ExecutorBody body) {
   try {
+    if (rt::allocationFailureInjected(rt::FaultSite::ExecutorCreation)) throw std::bad_alloc();
     auto executor = std::make_unique<Executor>();
     executor->api = api;
     executor->workspaceSize = workspaceSize;
@@ -95,6 +98,12 @@ aclOpExecutor* newExecutor(const char* api, uint64_t workspaceSize, ExecutorBody
     failText(ACLNN_ERR_INNER_CREATE_EXECUTOR, api, "out of memory while creating the executor");
     return nullptr;
   }
+}
+
+size_t liveExecutorCount() {
+  ExecutorTable& executors = table();
+  std::lock_guard<std::mutex> lock(executors.mutex);
+  return executors.live.size();
 }
 
 std::optional<ExecutorInfo> describeExecutor(const aclOpExecutor* handle) {
@@ -139,6 +148,11 @@ aclnnStatus launch(const char* api, void* workspace, uint64_t workspaceSize, acl
     }
     if (workspace != nullptr && executor->workspaceSize > 0) {
       // Tracked workspace memory must hold what the plan needs from the given address on.
+      if (const auto freed = rt::findFreedAllocation(workspace)) {
+        return fail(ACLNN_ERR_PARAM_INVALID, api, "workspace", "live memory",
+                    rt::pointerString(workspace) + ", inside a block of " + std::to_string(freed->size) + " bytes at " +
+                        rt::pointerString(freed->base) + " that was freed");
+      }
       if (const auto allocation = rt::findAllocation(workspace)) {
         const uint64_t used = static_cast<uint64_t>(static_cast<unsigned char*>(workspace) - allocation->base);
         const uint64_t room = allocation->size - used;

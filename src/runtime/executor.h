@@ -5,6 +5,7 @@
 // the memory of the old object now holds a new one, and never runs someone else's plan.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -21,7 +22,7 @@ using ExecutorBody = std::function<aclnnStatus(void* workspace)>;
 /**
  * Registers an executor of `api` ("aclnnThresholdBackward") that needs `workspaceSize` bytes and runs `body`
  * (empty: nothing to compute, e.g. empty tensors) and returns its handle; nullptr (after recording 561101) if
- * memory runs out.
+ * memory runs out (or a test injected that: FaultSite::ExecutorCreation, runtime/fault_injection.h).
  */
 aclOpExecutor* newExecutor(const char* api, uint64_t workspaceSize, ExecutorBody body);
 
@@ -33,6 +34,9 @@ struct ExecutorInfo {
   bool hasBody = false;
 };
 std::optional<ExecutorInfo> describeExecutor(const aclOpExecutor* handle);
+
+/** How many executors are live (made and not yet freed): tests check that failed calls leave none behind. */
+size_t liveExecutorCount();
 
 /**
  * The whole second phase of every op: checks that the executor is live and was made by `api`'s first phase, and

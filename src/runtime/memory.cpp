@@ -1,13 +1,18 @@
 #include "runtime/memory.h"
 
+#include <sys/sysinfo.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <new>
 #include <string>
 
 #include "base/error.h"
+#include "runtime/fault_injection.h"
 #include "runtime/registry.h"
 
 namespace gradkit::rt {
@@ -16,9 +21,15 @@ namespace {
 // Requests above this are refused without asking the system (no machine has 2^48 bytes to give).
 constexpr size_t kLargestAllocation = size_t{1} << 48;
 
+// The quarantine of freed blocks (findFreedAllocation): at most this many, of at most this many bytes in all.
+constexpr size_t kQuarantineBlocks = 64;
+constexpr size_t kQuarantineBytes = size_t{64} << 20;
+
 struct MemoryTable {
   std::mutex mutex;
   std::map<uintptr_t, Allocation> byBase;  // ordered: the containing allocation is found by upper_bound
+  std::deque<Allocation> freed;            // the quarantine, oldest first
+  size_t freedBytes = 0;
 };
 
 MemoryTable& table() {
@@ -28,11 +39,15 @@ MemoryTable& table() {
 
 uintptr_t address(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
 
+bool contains(const Allocation& allocation, const void* pointer) {
+  return address(pointer) - address(allocation.base) < allocation.size;
+}
+
 std::optional<Allocation> findLocked(MemoryTable& memory, const void* pointer) {
   auto next = memory.byBase.upper_bound(address(pointer));
   if (next == memory.byBase.begin()) return std::nullopt;
   const Allocation& candidate = std::prev(next)->second;
-  if (address(pointer) - address(candidate.base) >= candidate.size) return std::nullopt;
+  if (!contains(candidate, pointer)) return std::nullopt;
   return candidate;
 }
 
@@ -56,6 +71,10 @@ aclError checkSide(const char* api, const char* arg, const void* pointer, size_t
     return std::string("a pointer into live device memory (aclrtMalloc), as ") + deviceKind + " requires";
   };
   if (!allocation) {
+    if (const auto freed = findFreedAllocation(pointer)) {
+      return fail(ACL_ERROR_INVALID_PARAM, api, arg, "a pointer into live memory",
+                  pointerString(pointer) + " (inside the freed " + describeAllocation(*freed) + ")");
+    }
     if (deviceKind == nullptr) return ACL_SUCCESS;  // untracked host memory: the caller vouches for it
     return fail(ACL_ERROR_INVALID_PARAM, api, arg, expectedDevice(),
                 pointerString(pointer) + " (not inside any live allocation)");
@@ -82,8 +101,24 @@ size_t usableSize(size_t size, MemoryKind kind) {
   return (size + kDeviceGranule - 1) / kDeviceGranule * kDeviceGranule + kDeviceGranule;
 }
 
+size_t largestTrackedAllocation() {
+  static const size_t largest = [] {
+    struct sysinfo info {};
+    if (sysinfo(&info) != 0) return kLargestAllocation;
+    const uint64_t unit = std::max<uint64_t>(info.mem_unit, 1);
+    uint64_t machine = 0;
+    if (__builtin_add_overflow(uint64_t{info.totalram}, uint64_t{info.totalswap}, &machine) ||
+        __builtin_mul_overflow(machine, unit, &machine)) {
+      return kLargestAllocation;
+    }
+    return std::min<size_t>(machine, kLargestAllocation);
+  }();
+  return largest;
+}
+
 void* allocateTracked(size_t size, MemoryKind kind, int policy) {
-  if (size == 0 || size > kLargestAllocation) return nullptr;
+  if (size == 0 || size > largestTrackedAllocation()) return nullptr;
+  if (allocationFailureInjected(FaultSite::TrackedMemory)) return nullptr;
   const size_t usable = usableSize(size, kind);
   const size_t rounded = (usable + kMemoryAlignment - 1) / kMemoryAlignment * kMemoryAlignment;
   void* memory = std::aligned_alloc(kMemoryAlignment, rounded);
@@ -101,21 +136,44 @@ void* allocateTracked(size_t size, MemoryKind kind, int policy) {
 
 Release releaseTracked(void* pointer, MemoryKind kind, std::optional<Allocation>* found) {
   MemoryTable& memoryTable = table();
-  {
-    std::lock_guard<std::mutex> lock(memoryTable.mutex);
-    auto entry = memoryTable.byBase.find(address(pointer));
-    if (entry == memoryTable.byBase.end()) {
-      *found = findLocked(memoryTable, pointer);
-      return *found ? Release::Interior : Release::Unknown;
-    }
-    if (entry->second.kind != kind) {
-      *found = entry->second;
-      return Release::WrongKind;
-    }
-    memoryTable.byBase.erase(entry);
+  std::lock_guard<std::mutex> lock(memoryTable.mutex);
+  auto entry = memoryTable.byBase.find(address(pointer));
+  if (entry == memoryTable.byBase.end()) {
+    *found = findLocked(memoryTable, pointer);
+    return *found ? Release::Interior : Release::Unknown;
   }
-  std::free(pointer);
+  if (entry->second.kind != kind) {
+    *found = entry->second;
+    return Release::WrongKind;
+  }
+  const Allocation freed = entry->second;
+  memoryTable.byBase.erase(entry);
+  // Held back for a while (findFreedAllocation) so that a use after free can be named, not run.
+  bool quarantined = false;
+  if (freed.size <= kQuarantineBytes) {
+    try {
+      memoryTable.freed.push_back(freed);
+      memoryTable.freedBytes += freed.size;
+      quarantined = true;
+    } catch (const std::bad_alloc&) {  // no room to remember it: it is freed at once
+    }
+  }
+  if (!quarantined) std::free(pointer);
+  while (memoryTable.freed.size() > kQuarantineBlocks || memoryTable.freedBytes > kQuarantineBytes) {
+    std::free(const_cast<unsigned char*>(memoryTable.freed.front().base));
+    memoryTable.freedBytes -= memoryTable.freed.front().size;
+    memoryTable.freed.pop_front();
+  }
   return Release::Done;
+}
+
+std::optional<Allocation> findFreedAllocation(const void* pointer) {
+  MemoryTable& memoryTable = table();
+  std::lock_guard<std::mutex> lock(memoryTable.mutex);
+  for (const Allocation& freed : memoryTable.freed) {
+    if (contains(freed, pointer)) return freed;
+  }
+  return std::nullopt;
 }
 
 std::optional<Allocation> findAllocation(const void* pointer) {

@@ -18,16 +18,34 @@ inline constexpr size_t kMemoryAlignment = 64;
  */
 size_t usableSize(size_t size, MemoryKind kind);
 
-/** Allocates and registers `size` bytes (> 0) with usableSize() bytes behind them; nullptr when the system cannot
- * provide them. */
+/**
+ * The largest request allocateTracked() passes on to the system: the memory this machine has (RAM plus swap, as
+ * sysinfo reports it), at most 2^48 bytes. Anything larger can never be provided and is refused without asking
+ * (under overcommit the system would hand out address space that faults when touched).
+ */
+size_t largestTrackedAllocation();
+
+/**
+ * Allocates and registers `size` bytes (> 0) with usableSize() bytes behind them; nullptr when the system cannot
+ * provide them, when `size` exceeds largestTrackedAllocation(), or when a test injected the failure
+ * (FaultSite::TrackedMemory, runtime/fault_injection.h).
+ */
 void* allocateTracked(size_t size, MemoryKind kind, int policy);
+
+/**
+ * A tracked block that was freed lately and is still held back (the quarantine: the newest 64 freed blocks of at
+ * most 64 MiB in all are not returned to the system yet, so their addresses cannot belong to anything else). A
+ * pointer inside one is a use after free that gradkit can name instead of running on it; nullopt otherwise
+ * (older frees are forgotten).
+ */
+std::optional<Allocation> findFreedAllocation(const void* pointer);
 
 /** What releaseTracked() found. */
 enum class Release { Done, Unknown, Interior, WrongKind };
 
 /**
- * Frees the allocation whose base is `pointer` when it has `kind`. Otherwise frees nothing and says why;
- * `found` then receives the allocation that contains `pointer`, if any.
+ * Frees (quarantines, see findFreedAllocation) the allocation whose base is `pointer` when it has `kind`. Otherwise
+ * frees nothing and says why; `found` then receives the allocation that contains `pointer`, if any.
  */
 Release releaseTracked(void* pointer, MemoryKind kind, std::optional<Allocation>* found);
 

@@ -3,7 +3,8 @@
 // Error codes (documented in the README's runtime section):
 //   null pointer argument, size 0, bad policy or kind, count > destMax/maxCount, a range that overruns
 //   its allocation, a device side outside device memory ........................ ACL_ERROR_INVALID_PARAM
-//   the system cannot provide the memory ........................................ ACL_ERROR_RT_MEMORY_ALLOCATION
+//   the system cannot provide the memory (more than the machine has, out of memory,
+//   or a failure injected by a test: runtime/fault_injection.h) ................ ACL_ERROR_RT_MEMORY_ALLOCATION
 //   freeing a pointer that is not the base of a live allocation (unknown, already
 //   freed, interior) ............................................................ ACL_ERROR_RT_PARAM_INVALID
 //   freeing host memory with aclrtFree or device memory with aclrtFreeHost ...... ACL_ERROR_RT_INVALID_MEMORY_TYPE
@@ -38,10 +39,15 @@ aclError allocate(const char* api, const char* arg, void** pointer, size_t size,
   if (pointer == nullptr) return fail(ACL_ERROR_INVALID_PARAM, api, arg, "non-null", "nullptr");
   *pointer = nullptr;
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, api, "size", "> 0", "0");
+  if (size > largestTrackedAllocation()) {
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "size",
+                "at most " + std::to_string(largestTrackedAllocation()) + " bytes (the memory of this machine)",
+                std::to_string(size) + " bytes (allocation failed: more than the machine has)");
+  }
   void* memory = allocateTracked(size, kind, policy);
   if (memory == nullptr) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "size", "a size the system can allocate",
-                std::to_string(size) + " bytes (allocation failed)");
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, api, "size", "a size the system can allocate now",
+                std::to_string(size) + " bytes (allocation failed: out of memory)");
   }
   *pointer = memory;
   return ACL_SUCCESS;

@@ -1,0 +1,230 @@
+#include "api/resource_failure_calls.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+
+#include "aclnnop/aclnn_dropout.h"
+#include "aclnnop/aclnn_dropout_backward.h"
+#include "aclnnop/aclnn_dropout_do_mask.h"
+#include "aclnnop/aclnn_dropout_gen_mask.h"
+#include "aclnnop/aclnn_dropout_v3.h"
+#include "aclnnop/aclnn_dropout_v3_grad.h"
+#include "aclnnop/aclnn_threshold_backward.h"
+
+namespace gradkit_test {
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  EXPECT_EQ(aclrtMalloc(&data_, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS) << aclGetRecentErrMsg();
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_ != nullptr) {
+    EXPECT_EQ(aclrtFree(data_), ACL_SUCCESS) << aclGetRecentErrMsg();
+  }
+}
+
+std::vector<unsigned char> DeviceBuffer::contents() const {
+  const auto* bytes = static_cast<const unsigned char*>(data_);
+  return std::vector<unsigned char>(bytes, bytes + bytes_);
+}
+
+void OpCall::resetOutputs() {
+  for (auto& output : outputs) output->fill(kSentinel);
+}
+
+bool OpCall::outputsUntouched() const {
+  for (const auto& output : outputs) {
+    for (unsigned char byte : output->contents()) {
+      if (byte != kSentinel) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<unsigned char> OpCall::outputBytes() const {
+  std::vector<unsigned char> all;
+  for (const auto& output : outputs) {
+    const auto bytes = output->contents();
+    all.insert(all.end(), bytes.begin(), bytes.end());
+  }
+  return all;
+}
+
+namespace {
+
+// 300 elements: several mask blocks of 128 and a tail. Inputs are read with stride 2 (every other element), so the
+// operators that stage a non-contiguous input need a workspace.
+constexpr int64_t kElements = 300;
+constexpr int64_t kMaskBytes = (kElements + 127) / 128 * 16;
+
+/** Holds `tensor` in `call` (destroyed with it) and returns it. */
+aclTensor* keep(OpCall& call, aclTensor* tensor) {
+  EXPECT_NE(tensor, nullptr) << aclGetRecentErrMsg();
+  call.descriptors.emplace_back(tensor, [](void* t) { aclDestroyTensor(static_cast<aclTensor*>(t)); });
+  return tensor;
+}
+
+/** A FLOAT input of kElements read with stride 2 from device memory holding 0.0, 0.01, 0.02 ... */
+aclTensor* stridedFloatInput(OpCall& call) {
+  auto& buffer = call.inputs.emplace_back(std::make_unique<DeviceBuffer>(2 * kElements * sizeof(float)));
+  auto* values = static_cast<float*>(buffer->data());
+  for (int64_t i = 0; i < 2 * kElements; ++i) values[i] = 0.01f * static_cast<float>(i % 97) - 0.3f;
+  const int64_t dims[1] = {kElements}, strides[1] = {2}, storage[1] = {2 * kElements};
+  return keep(call, aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, buffer->data()));
+}
+
+/** A dense input or output of `dtype` and `elements`; inputs get bytes i * 37 + 11. */
+aclTensor* dense(OpCall& call, aclDataType dtype, size_t elementSize, int64_t elements, bool isOutput) {
+  auto& list = isOutput ? call.outputs : call.inputs;
+  auto& buffer = list.emplace_back(std::make_unique<DeviceBuffer>(static_cast<size_t>(elements) * elementSize));
+  if (!isOutput) {
+    auto* bytes = static_cast<unsigned char*>(buffer->data());
+    for (size_t i = 0; i < buffer->size(); ++i) bytes[i] = static_cast<unsigned char>(i * 37 + 11);
+  }
+  const int64_t dims[1] = {elements};
+  return keep(call, aclCreateTensor(dims, 1, dtype, nullptr, 0, ACL_FORMAT_ND, dims, 1, buffer->data()));
+}
+
+aclTensor* floatOutput(OpCall& call) { return dense(call, ACL_FLOAT, sizeof(float), kElements, true); }
+aclTensor* maskOutput(OpCall& call) { return dense(call, ACL_UINT8, 1, kMaskBytes, true); }
+aclTensor* maskInput(OpCall& call) { return dense(call, ACL_UINT8, 1, kMaskBytes, false); }
+
+/** The shape {kElements} as an int array held by `call`. */
+aclIntArray* shapeArray(OpCall& call) {
+  const int64_t shape[1] = {kElements};
+  aclIntArray* array = aclCreateIntArray(shape, 1);
+  call.descriptors.emplace_back(array, [](void* a) { aclDestroyIntArray(static_cast<aclIntArray*>(a)); });
+  return array;
+}
+
+std::unique_ptr<OpCall> thresholdBackward() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* grad = stridedFloatInput(*call);
+  aclTensor* self = stridedFloatInput(*call);
+  aclTensor* out = floatOutput(*call);
+  float value = 0.1f;
+  aclScalar* threshold = aclCreateScalar(&value, ACL_FLOAT);
+  call->descriptors.emplace_back(threshold, [](void* s) { aclDestroyScalar(static_cast<aclScalar*>(s)); });
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnThresholdBackwardGetWorkspaceSize(grad, self, threshold, out, size, executor);
+  };
+  call->secondPhase = aclnnThresholdBackward;
+  return call;
+}
+
+std::unique_ptr<OpCall> genMask() {
+  auto call = std::make_unique<OpCall>();
+  aclIntArray* shape = shapeArray(*call);
+  aclTensor* out = maskOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutGenMaskGetWorkspaceSize(shape, 0.3, 17, 4, out, size, executor);
+  };
+  call->secondPhase = aclnnDropoutGenMask;
+  return call;
+}
+
+std::unique_ptr<OpCall> genMaskV2() {
+  auto call = std::make_unique<OpCall>();
+  aclIntArray* shape = shapeArray(*call);
+  aclTensor* out = maskOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutGenMaskV2GetWorkspaceSize(shape, 0.3, 17, 4, ACL_FLOAT, out, size, executor);
+  };
+  call->secondPhase = aclnnDropoutGenMaskV2;
+  return call;
+}
+
+std::unique_ptr<OpCall> genMaskV2Tensor() {
+  auto call = std::make_unique<OpCall>();
+  aclIntArray* shape = shapeArray(*call);
+  aclTensor* seed = dense(*call, ACL_INT64, sizeof(int64_t), 1, false);
+  aclTensor* offset = dense(*call, ACL_INT64, sizeof(int64_t), 1, false);
+  aclTensor* out = maskOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutGenMaskV2TensorGetWorkspaceSize(shape, 0.3, seed, offset, 8, ACL_FLOAT, out, size, executor);
+  };
+  call->secondPhase = aclnnDropoutGenMaskV2Tensor;
+  return call;
+}
+
+std::unique_ptr<OpCall> dropout() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* input = stridedFloatInput(*call);
+  aclTensor* out = floatOutput(*call);
+  aclTensor* mask = maskOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutGetWorkspaceSize(input, 0.3, true, 17, 4, out, mask, size, executor);
+  };
+  call->secondPhase = aclnnDropout;
+  return call;
+}
+
+std::unique_ptr<OpCall> dropoutV3() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* input = stridedFloatInput(*call);
+  aclTensor* out = floatOutput(*call);
+  aclTensor* mask = maskOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutV3GetWorkspaceSize(input, nullptr, 0.3, 17, 4, out, mask, size, executor);
+  };
+  call->secondPhase = aclnnDropoutV3;
+  return call;
+}
+
+std::unique_ptr<OpCall> doMask() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* self = stridedFloatInput(*call);
+  aclTensor* mask = maskInput(*call);
+  aclTensor* out = floatOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutDoMaskGetWorkspaceSize(self, mask, 0.3, out, size, executor);
+  };
+  call->secondPhase = aclnnDropoutDoMask;
+  return call;
+}
+
+std::unique_ptr<OpCall> dropoutBackward() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* grad = stridedFloatInput(*call);
+  aclTensor* mask = maskInput(*call);
+  aclTensor* out = floatOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutBackwardGetWorkspaceSize(grad, mask, 1.0 / 0.7, out, size, executor);
+  };
+  call->secondPhase = aclnnDropoutBackward;
+  return call;
+}
+
+std::unique_ptr<OpCall> dropoutV3Grad() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* grad = stridedFloatInput(*call);
+  aclTensor* mask = maskInput(*call);
+  aclTensor* out = floatOutput(*call);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnDropoutV3GradGetWorkspaceSize(grad, mask, 1.0 / 0.7, out, size, executor);
+  };
+  call->secondPhase = aclnnDropoutV3Grad;
+  return call;
+}
+
+}  // namespace
+
+const std::vector<ResourceFailureOp>& resourceFailureOps() {
+  static const std::vector<ResourceFailureOp> ops = {
+      {"aclnnThresholdBackward", thresholdBackward},
+      {"aclnnDropoutGenMask", genMask},
+      {"aclnnDropoutGenMaskV2", genMaskV2},
+      {"aclnnDropoutGenMaskV2Tensor", genMaskV2Tensor},
+      {"aclnnDropout", dropout},
+      {"aclnnDropoutV3", dropoutV3},
+      {"aclnnDropoutDoMask", doMask},
+      {"aclnnDropoutBackward", dropoutBackward},
+      {"aclnnDropoutV3Grad", dropoutV3Grad},
+  };
+  return ops;
+}
+
+}  // namespace gradkit_test

@@ -1,0 +1,68 @@
+// One plain, valid call of every aclnn operator on main, over device memory (aclrtMalloc), for the resource-failure
+// tests: inputs hold data, outputs hold a sentinel pattern so that a failed call that wrote anything is caught.
+// Adding an operator is one builder here and one line in kResourceFailureOps.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+
+namespace gradkit_test {
+
+/** The byte every output is filled with before a call. */
+inline constexpr unsigned char kSentinel = 0xA7;
+
+/** `bytes` of aclrtMalloc memory, freed with the object. */
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return bytes_; }
+  /** A copy of the contents. */
+  std::vector<unsigned char> contents() const;
+  void fill(unsigned char byte) { std::memset(data_, byte, bytes_); }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/** The second phase every aclnn operator has. */
+using SecondPhase = aclnnStatus (*)(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                    aclrtStream stream);
+
+/** One operator call with the descriptors and memory it needs (all released with the object). */
+struct OpCall {
+  std::function<aclnnStatus(uint64_t* workspaceSize, aclOpExecutor** executor)> firstPhase;
+  SecondPhase secondPhase = nullptr;
+  std::vector<std::unique_ptr<DeviceBuffer>> inputs;
+  std::vector<std::unique_ptr<DeviceBuffer>> outputs;
+  std::vector<std::shared_ptr<void>> descriptors;  // tensors, scalars, arrays: destroyed with the call
+
+  /** Fills every output with kSentinel. */
+  void resetOutputs();
+  /** True when every byte of every output is still kSentinel. */
+  bool outputsUntouched() const;
+  /** Every output's bytes, concatenated. */
+  std::vector<unsigned char> outputBytes() const;
+};
+
+/** An operator of the table: its aclnn name and the builder of a fresh, valid call. */
+struct ResourceFailureOp {
+  const char* api;
+  std::unique_ptr<OpCall> (*make)();
+};
+
+/** Every operator on main (the mHC entry points join when they land: one line each). */
+const std::vector<ResourceFailureOp>& resourceFailureOps();
+
+}  // namespace gradkit_test
