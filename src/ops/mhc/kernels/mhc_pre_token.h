@@ -2,7 +2,6 @@
 // the pre / post / residual gates and the caches), which are scalar work of O(F) per token.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 #include "ops/mhc/kernels/mhc_pre_kernel.h"
@@ -39,45 +38,12 @@ inline float combineSquares(const float* s) {
   return ab + cd;
 }
 
-/** sigma(z) = 1 / (1 + exp(-z)), one operation at a time (spec mhc.md 2.2 step 7). */
-inline float sigmoid(float z) {
-  const float e = std::exp(-z);
-  const float denominator = 1.0f + e;
-  return 1.0f / denominator;
-}
-
 /**
  * The gates of token `t` from its h_mix row `mix` (F values) and its 8 partial sums of squares: writes hPost,
  * hRes and the requested caches, and the N values of h_pre (with hcEps) to `gates`. Spec mhc.md 2.2 steps 2, 5-9
- * and 2.4, in that order of operations (separate statements: no contraction into fused multiply-adds).
+ * and 2.4, one rounded operation at a time in that order (mhc_pre_gates.cpp is built without contraction into
+ * fused multiply-adds, so both kernels get the same bits whatever the target).
  */
-inline void tokenGates(const MhcPreProblem& p, int64_t t, const float* mix, const float* squares, float* gates) {
-  const int64_t n = p.streams, f = p.fusion;
-  const float ss = combineSquares(squares);
-  const float mean = ss * p.inverseWidth;
-  const float shifted = mean + p.normEps;
-  const float root = std::sqrt(shifted);
-  const float invRms = 1.0f / root;
-  if (p.invRms != nullptr) p.invRms[t] = invRms;
-  if (p.hMix != nullptr) {
-    for (int64_t j = 0; j < f; ++j) p.hMix[t * f + j] = mix[j];
-  }
-  for (int64_t j = 0; j < f; ++j) {
-    const int64_t part = j < n ? 0 : j < 2 * n ? 1 : 2;
-    const float w = mix[j] * invRms;
-    const float scaled = w * p.alpha[part];
-    const float z = scaled + p.bias[j];
-    if (part == 0) {
-      const float pre = sigmoid(z) + p.hcEps;
-      gates[j] = pre;
-      if (p.hPre != nullptr) p.hPre[t * n + j] = pre;
-    } else if (part == 1) {
-      const float post = 2.0f * sigmoid(z);
-      p.hPost[t * n + (j - n)] = p.noResidual ? post + p.hcEps : post;
-    } else {
-      p.hRes[t * (f - 2 * n) + (j - 2 * n)] = z;
-    }
-  }
-}
+void tokenGates(const MhcPreProblem& p, int64_t t, const float* mix, const float* squares, float* gates);
 
 }  // namespace gradkit::kernels::mhc_pre
