@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "ops/mhc/mhc_args.h"
+#include "runtime/memory.h"
 #include "runtime/registry.h"
 #include "runtime/runtime.h"
 
@@ -35,9 +36,14 @@ const char* privateFormatName(aclFormat format) {
 
 std::string rankText(const aclTensor& tensor) { return std::to_string(tensor.dim()) + " dims " + tensor.shapeString(); }
 
-// aclCreateTensor's tracked-memory rule, asked at call time.
+// aclCreateTensor's tracked-memory rules, asked again at call time: the memory may have been freed since.
 aclnnStatus checkFitsAllocation(std::string_view api, std::string_view name, const aclTensor& tensor) {
   if (tensor.isEmpty() || tensor.data == nullptr) return ACLNN_SUCCESS;
+  if (const auto freed = rt::findFreedAllocation(tensor.data)) {
+    return fail(ACLNN_ERR_PARAM_INVALID, api, name, "data in live memory",
+                rt::pointerString(tensor.data) + ", inside the " + std::to_string(freed->size) + "-byte block at " +
+                    rt::pointerString(freed->base) + " that was freed");
+  }
   const auto allocation = rt::findAllocation(tensor.data);
   if (!allocation) return ACLNN_SUCCESS;  // untracked host memory: the caller vouches for it
   uint64_t elements = 1;

@@ -63,10 +63,10 @@ struct NamedTensor {
 };
 
 /**
- * gradkit's memory rules after upstream's (docs/reliability.md): every tensor's storage fits in the tracked
- * allocation behind its data (aclCreateTensor's rule, asked again because the memory may have been freed and
- * reallocated since), no output writes an address twice, no output overlaps an input unless it is exactly the same
- * view, and no two outputs share a byte. 161002 naming the tensors.
+ * gradkit's memory rules after upstream's (docs/reliability.md): every tensor's data is not in a freed block and
+ * its storage fits in the tracked allocation behind it (aclCreateTensor's rules, asked again because the memory may
+ * have been freed since the descriptor was made), no output writes an address twice, no output overlaps an input unless
+ * it is exactly the same view, and no two outputs share a byte. 161002 naming the tensors.
  */
 aclnnStatus checkMhcMemoryRules(std::string_view api, const std::vector<NamedTensor>& inputs,
                                 const std::vector<NamedTensor>& outputs);

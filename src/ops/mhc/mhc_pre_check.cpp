@@ -66,7 +66,10 @@ aclnnStatus checkOutputRanks(const MhcPreArgs& a, const MhcProfile& profile) {
       GRADKIT_RETURN_IF_ERROR(checkRankIn(a.api, "hRes", *a.hRes, {rank, rank - 1},
                                           "rank of x for [.., N, N], rank of x - 1 for [.., N!]"));
     } else {
-      GRADKIT_RETURN_IF_ERROR(checkRankIn(a.api, "hRes", *a.hRes, {rank}, "rank of x: [.., N, N]"));
+      GRADKIT_RETURN_IF_ERROR(checkRankIn(a.api, "hRes", *a.hRes, {rank},
+                                          std::string("rank of x: [.., N, N]; the [.., N!] form exists only in the "
+                                                      "Ascend910B / Ascend910_93 profiles, this is the ") +
+                                              profile.name + " profile"));
     }
   }
   const int present = (a.invRms != nullptr) + (a.hMix != nullptr) + (a.hPre != nullptr);
