@@ -523,7 +523,8 @@ TEST_P(MhcPreChecks, RulesRunInTheSpecOrder) {
 
 TEST_P(MhcPreChecks, OutputsMayNotOverlapInputsEachOtherOrThemselves) {
   hIn = pool.alias(x, ACL_BF16, {6, 128}, 64);
-  EXPECT_TRUE(failsWith(call(), ACLNN_ERR_PARAM_INVALID, {"'hIn'", "does not overlap x", "bytes overlapping x"}));
+  EXPECT_TRUE(
+      failsWith(call(), ACLNN_ERR_PARAM_INVALID, {"'hIn'", "does not overlap the input x", "bytes overlapping x"}));
   build({});
   hPre = hPost;  // the same view twice
   EXPECT_TRUE(failsWith(call(), ACLNN_ERR_PARAM_INVALID,

@@ -60,13 +60,14 @@ aclnnStatus checkFitsAllocation(std::string_view api, std::string_view name, con
                   std::to_string(bytes) + " bytes");
 }
 
-// Two outputs may not share a byte, not even as the same view: the result would depend on the write order.
-aclnnStatus checkDisjointOutputs(std::string_view api, const NamedTensor& a, const NamedTensor& b) {
+// `b` (an output) may not share a byte with `a` (`what`: "the output" or "the input"), not even as the same view.
+aclnnStatus checkDisjoint(std::string_view api, const NamedTensor& a, const char* what, const NamedTensor& b) {
   if (a.tensor->isEmpty() || b.tensor->isEmpty()) return ACLNN_SUCCESS;
   const auto [aFirst, aLast] = viewByteRange(*a.tensor);
   const auto [bFirst, bLast] = viewByteRange(*b.tensor);
   if (aLast < bFirst || bLast < aFirst) return ACLNN_SUCCESS;
-  return fail(ACLNN_ERR_PARAM_INVALID, api, b.name, "memory that does not overlap the output " + std::string(a.name),
+  return fail(ACLNN_ERR_PARAM_INVALID, api, b.name,
+              std::string("memory that does not overlap ") + what + " " + std::string(a.name),
               "bytes overlapping " + std::string(a.name) + " (" + std::string(b.name) + " " + b.tensor->shapeString() +
                   " strides " + dimsString(b.tensor->strides) + ", " + std::string(a.name) + " " +
                   a.tensor->shapeString() + " strides " + dimsString(a.tensor->strides) + ")");
@@ -168,12 +169,15 @@ aclnnStatus checkMhcMemoryRules(std::string_view api, const std::vector<NamedTen
     if (out.tensor == nullptr) continue;
     GRADKIT_RETURN_IF_ERROR(checkNoInternalOverlap(api, out.name, *out.tensor));
     for (const NamedTensor& in : inputs) {
-      if (in.tensor != nullptr) {
+      if (in.tensor == nullptr) continue;
+      if (!out.inPlaceWith.empty() && out.inPlaceWith == in.name) {
         GRADKIT_RETURN_IF_ERROR(checkNoPartialOverlap(api, out.name, *out.tensor, in.name, *in.tensor));
+      } else {
+        GRADKIT_RETURN_IF_ERROR(checkDisjoint(api, in, "the input", out));
       }
     }
     for (size_t p = 0; p < o; ++p) {
-      if (outputs[p].tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkDisjointOutputs(api, outputs[p], out));
+      if (outputs[p].tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkDisjoint(api, outputs[p], "the output", out));
     }
   }
   return ACLNN_SUCCESS;

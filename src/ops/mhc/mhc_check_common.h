@@ -60,13 +60,16 @@ aclnnStatus checkNotPrivateFormat(std::string_view api, std::string_view name, c
 struct NamedTensor {
   std::string_view name;
   const aclTensor* tensor;
+  /** For an output: the one input it may be exactly the same view of (an in-place call); empty for none. */
+  std::string_view inPlaceWith = {};
 };
 
 /**
  * gradkit's memory rules after upstream's (docs/reliability.md): every tensor's data is not in a freed block and
  * its storage fits in the tracked allocation behind it (aclCreateTensor's rules, asked again because the memory may
- * have been freed since the descriptor was made), no output writes an address twice, no output overlaps an input unless
- * it is exactly the same view, and no two outputs share a byte. 161002 naming the tensors.
+ * have been freed since the descriptor was made), no output writes an address twice, no output shares a byte with an
+ * input (the kernels read inputs across tokens while they write) except exactly the same view of its `inPlaceWith`
+ * input, and no two outputs share a byte. 161002 naming the tensors.
  */
 aclnnStatus checkMhcMemoryRules(std::string_view api, const std::vector<NamedTensor>& inputs,
                                 const std::vector<NamedTensor>& outputs);

@@ -53,9 +53,10 @@ std::vector<NamedTensor> inputsOf(const MhcPreBackwardArgs& a) {
           {"gradXPostOptional", a.gradXPost}};
 }
 
-// gradGamma is ignored (never written) when gamma is null (DECISIONS.md).
+// gradGamma is ignored (never written) when gamma is null (DECISIONS.md). gradX may be gradXPost itself (in place:
+// each element is read once, just before it is written).
 std::vector<NamedTensor> outputsOf(const MhcPreBackwardArgs& a) {
-  return {{"gradX", a.gradX},
+  return {{"gradX", a.gradX, "gradXPostOptional"},
           {"gradPhi", a.gradPhi},
           {"gradAlpha", a.gradAlpha},
           {"gradBias", a.gradBias},
