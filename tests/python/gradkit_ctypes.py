@@ -133,3 +133,76 @@ def run_two_phase(lib, name, *args):
     if status != 0:
         return status
     return lib.aclrtSynchronizeStream(None)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# mHC: aclnnMhcPre[V2] and aclnnMhcPreBackward[V2] on torch CPU tensors.
+
+
+class AclnnError(RuntimeError):
+    """A failing aclnn call: `status` is the aclnnStatus, `message` the text of aclGetRecentErrMsg()."""
+
+    def __init__(self, api, status, message):
+        super().__init__(f"{api} returned {status}: {message}")
+        self.status = status
+        self.message = message
+
+
+def _handle(tensor):
+    return ctypes.c_void_p(None if tensor is None else tensor.handle)
+
+
+def _call_or_raise(lib, name, *args):
+    """run_two_phase, raising AclnnError on failure (the caller keeps the Tensor objects of `args` alive)."""
+    status = run_two_phase(lib, name, *args)
+    if status != 0:
+        message = lib.aclGetRecentErrMsg()
+        raise AclnnError(f"aclnn{name}", status, message.decode() if message else "")
+
+
+def mhc_pre(lib, x, phi, alpha, bias, gamma=None, norm_eps=1e-6, hc_eps=1e-6, op_impl_mode=None, caches=True):
+    """aclnnMhcPre (op_impl_mode None) or aclnnMhcPreV2 (op_impl_mode 0 or 1). x [B,S,N,D] or [T,N,D] (BF16 or
+    FP16), phi [F, N*D], alpha [3] or [2], bias [F], gamma [N, D] or None (all FP32). Returns a dict with h_in,
+    h_post, h_res (None when alpha has 2 elements) and, with caches, inv_rms, h_mix and h_pre. Raises AclnnError."""
+    lead = list(x.shape[:-2])
+    n, d = x.shape[-2], x.shape[-1]
+    rows = phi.shape[0]
+    f32 = {"dtype": torch.float32}
+    out = {"h_in": torch.zeros(lead + [d], dtype=x.dtype), "h_post": torch.zeros(lead + [n], **f32), "h_res": None}
+    if alpha.shape[0] == 3:
+        res = rows - 2 * n
+        out["h_res"] = torch.zeros(lead + ([n, n] if res == n * n else [res]), **f32)
+    if caches:
+        out.update(inv_rms=torch.zeros(lead, **f32), h_mix=torch.zeros(lead + [rows], **f32),
+                   h_pre=torch.zeros(lead + [n], **f32))
+    else:
+        out.update(inv_rms=None, h_mix=None, h_pre=None)
+    names = ["h_in", "h_post", "h_res", "inv_rms", "h_mix", "h_pre"]
+    inputs = [Tensor(lib, t) if t is not None else None for t in (x, phi, alpha, bias, gamma)]
+    outputs = [Tensor(lib, out[k]) if out[k] is not None else None for k in names]
+    mode = [] if op_impl_mode is None else [ctypes.c_int64(op_impl_mode)]
+    args = [_handle(t) for t in inputs] + [ctypes.c_double(norm_eps), ctypes.c_double(hc_eps)] + mode
+    args += [_handle(t) for t in outputs]
+    _call_or_raise(lib, "MhcPre" if op_impl_mode is None else "MhcPreV2", *args)
+    return out
+
+
+def mhc_pre_backward(lib, x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post,
+                     gamma=None, grad_x_post=None, hc_eps=1e-6, op_impl_mode=None, grad_gamma_buffer=None):
+    """aclnnMhcPreBackward (op_impl_mode None) or aclnnMhcPreBackwardV2. The caches (inv_rms, h_mix, h_pre) and
+    h_post come from mhc_pre with the same x, phi, alpha, gamma and hc_eps. Returns a dict with grad_x (x's dtype),
+    grad_phi, grad_alpha, grad_bias and grad_gamma (a new tensor with gamma, else grad_gamma_buffer: the gradGamma
+    argument passed, None by default). Raises AclnnError."""
+    f32 = {"dtype": torch.float32}
+    out = {"grad_x": torch.zeros(x.shape, dtype=x.dtype), "grad_phi": torch.zeros(phi.shape, **f32),
+           "grad_alpha": torch.zeros(3, **f32), "grad_bias": torch.zeros(phi.shape[0], **f32),
+           "grad_gamma": grad_gamma_buffer if gamma is None else torch.zeros(gamma.shape, **f32)}
+    names = ["grad_x", "grad_phi", "grad_alpha", "grad_bias", "grad_gamma"]
+    inputs = [Tensor(lib, t) if t is not None else None
+              for t in (x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post, gamma,
+                        grad_x_post)]
+    outputs = [Tensor(lib, out[k]) if out[k] is not None else None for k in names]
+    mode = [] if op_impl_mode is None else [ctypes.c_int64(op_impl_mode)]
+    args = [_handle(t) for t in inputs] + [ctypes.c_float(hc_eps)] + mode + [_handle(t) for t in outputs]
+    _call_or_raise(lib, "MhcPreBackward" if op_impl_mode is None else "MhcPreBackwardV2", *args)
+    return out
