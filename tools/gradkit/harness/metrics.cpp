@@ -76,7 +76,7 @@ double metricRatio(double ours, double naive) {
 }
 
 DoubleBenchmark doubleBenchmark(const double* ours, const double* naive, const double* golden, int64_t n,
-                                aclDataType dtype, const BenchmarkLevel& level) {
+                                aclDataType dtype, const BenchmarkLevel& level, double computeThreshold) {
   DoubleBenchmark result;
   result.ours = errorMetrics(ours, golden, n, dtype);
   result.naive = errorMetrics(naive, golden, n, dtype);
@@ -94,7 +94,7 @@ DoubleBenchmark doubleBenchmark(const double* ours, const double* naive, const d
     }
   }
 
-  const double t = experimentalThreshold(dtype);
+  const double t = std::max(experimentalThreshold(dtype), computeThreshold);
   const bool mareFloor = result.ours.mare < 10.0 * t;
   const bool mereFloor = result.ours.mere < t;
   std::ostringstream reason;

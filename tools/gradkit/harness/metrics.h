@@ -62,9 +62,11 @@ struct DoubleBenchmark {
  * `level`, or when our absolute value sits under the experimental floor of 3.2 (MERE < T, MARE < 10 T;
  * RMSE when both of those hold), so that a naive computation that happens to be exact cannot fail a result
  * that is good in absolute terms. Also required: small-value ratio <= 2 and no non-finite mismatch where the
- * naive computation matched the golden.
+ * naive computation matched the golden. `computeThreshold`, when larger than the output dtype's T, is used instead:
+ * the T of a coarser computation type than the output's (3.2: HiFloat32 matmuls, 2^-11, give fp32 outputs).
  */
 DoubleBenchmark doubleBenchmark(const double* ours, const double* naive, const double* golden, int64_t n,
-                                aclDataType dtype, const BenchmarkLevel& level = kLevelL2);
+                                aclDataType dtype, const BenchmarkLevel& level = kLevelL2,
+                                double computeThreshold = 0.0);
 
 }  // namespace gradkit::cli

@@ -98,6 +98,9 @@ struct OpCall {
   std::function<void()> golden;
   /** Gate::kDoubleBenchmark: fills OpCase::golden(key) with the naive same-dtype computation. */
   std::function<void()> naive;
+  /** Gate::kDoubleBenchmark: the 3.2 threshold T of the computation when coarser than an output's dtype (HiFloat32
+   *  matmuls: 2^-11); 0 keeps each output dtype's T for the absolute floor. */
+  double computeThreshold = 0.0;
   /** Instead of the descriptor's gate: decides row.passed, bitExact, errors and note (outputs downloaded). */
   std::function<void(VerifyRow& row)> judge;
   /** The op computes nothing for this case (e.g. an empty mask): outputs must keep their bytes; no golden. */

@@ -81,6 +81,7 @@ nlohmann::json verifyRowsToJson(const std::vector<VerifyRow>& rows) {
                           {"max_abs_err", number(row.maxAbsErr)},
                           {"max_rel_err", number(row.maxRelErr)}};
     if (!row.note.empty()) object["note"] = row.note;
+    if (!row.outputDigest.empty()) object["output_digest"] = row.outputDigest;
     array.push_back(std::move(object));
   }
   return array;

@@ -21,6 +21,9 @@ struct VerifyRow {
   double maxAbsErr = 0.0;
   double maxRelErr = 0.0;
   std::string note;  // why it failed, or what an expected-error case returned
+  // FNV-1a of every output's storage after the run (hex; empty when nothing ran): equal digests across thread counts
+  // and kernel tables are the determinism matrix's evidence.
+  std::string outputDigest;
 };
 
 /** One benchmarked case; the numbers are NaN ("-" in the table, null in JSON) when the case could not run. */

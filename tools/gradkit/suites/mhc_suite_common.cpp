@@ -1,0 +1,171 @@
+#include "suites/mhc_suite_common.h"
+
+#include <cmath>
+#include <optional>
+
+#include "harness/elements.h"
+#include "harness/error.h"
+#include "harness/peer.h"
+#include "runtime/profile.h"
+#include "runtime/runtime.h"
+
+namespace gradkit::cli {
+namespace {
+
+int64_t factorial(int64_t n) {
+  int64_t result = 1;
+  for (int64_t k = 2; k <= n; ++k) result *= k;
+  return result;
+}
+
+int64_t positiveKey(const nlohmann::json& testCase, const char* key, int64_t fallback) {
+  const int64_t value = testCase.value(key, fallback);
+  if (value < 1) throw HarnessError(std::string("'") + key + "' must be >= 1");
+  return value;
+}
+
+// The tensor's storage index of each dense row-major element of its view.
+std::vector<int64_t> storageIndices(const TensorSpec& spec) {
+  std::vector<int64_t> indices(static_cast<size_t>(spec.numel()));
+  std::vector<int64_t> position(spec.shape.size(), 0);
+  for (int64_t& index : indices) {
+    int64_t at = spec.offset;
+    for (size_t d = 0; d < position.size(); ++d) at += position[d] * spec.strides[d];
+    index = at;
+    for (size_t d = position.size(); d-- > 0;) {
+      if (++position[d] < spec.shape[d]) break;
+      position[d] = 0;
+    }
+  }
+  return indices;
+}
+
+}  // namespace
+
+std::vector<int64_t> MhcCase::shape(std::vector<int64_t> tail) const {
+  std::vector<int64_t> dims = bsnd ? std::vector<int64_t>{batch, seq} : std::vector<int64_t>{tokens};
+  dims.insert(dims.end(), tail.begin(), tail.end());
+  return dims;
+}
+
+MhcCase parseMhcCase(const nlohmann::json& testCase) {
+  MhcCase mhc;
+  const std::string layout = testCase.value("layout", std::string("TND"));
+  if (layout != "TND" && layout != "BSND") throw HarnessError("'layout' must be \"TND\" or \"BSND\"");
+  mhc.bsnd = layout == "BSND";
+  if (mhc.bsnd) {
+    mhc.batch = positiveKey(testCase, "batch", 1);
+    mhc.seq = positiveKey(testCase, "seq", 1);
+    mhc.tokens = mhc.batch * mhc.seq;
+  } else {
+    mhc.tokens = positiveKey(testCase, "tokens", 1);
+  }
+  mhc.streams = positiveKey(testCase, "N", 4);
+  mhc.hidden = positiveKey(testCase, "D", 64);
+  const std::string residual = testCase.value("residual", std::string("square"));
+  if (residual == "square") {
+    mhc.residual = mhc.streams * mhc.streams;
+  } else if (residual == "factorial") {
+    mhc.residual = factorial(mhc.streams);
+  } else if (residual == "none") {
+    mhc.residual = 0;
+  } else {
+    throw HarnessError("'residual' must be \"square\", \"factorial\" or \"none\"");
+  }
+  mhc.gamma = testCase.value("gammaOptional", true);
+  mhc.caches = testCase.value("caches", true);
+  mhc.gradXPost = testCase.value("gradXPostOptional", true);
+  mhc.v2 = testCase.contains("opImplMode");
+  mhc.opImplMode = testCase.value("opImplMode", int64_t{0});
+  mhc.normEps = testCase.value("normEps", 1e-6);
+  mhc.hcEps = testCase.value("hcEps", 1e-6);
+  return mhc;
+}
+
+std::function<TensorDefaults(const CaseInfo&)> mhcDefaults(const std::string& key) {
+  return [key](const CaseInfo& info) {
+    const MhcCase mhc = parseMhcCase(info.json);
+    const int64_t n = mhc.streams, d = mhc.hidden, f = mhc.fusion();
+    TensorDefaults t{ACL_FLOAT, {}, info.seed, uniformValues(-1.0, 1.0)};
+    // phi scaled so that hMix * invRms is of order one: the sigmoids then work in their sensitive range.
+    const double phiScale = 1.0 / std::sqrt(static_cast<double>(mhc.width()));
+    if (key == "x" || key == "gradX" || key == "gradXPost") {
+      t.dtype = info.dtype;
+      t.shape = mhc.shape({n, d});
+      if (key == "x") t.values = uniformValues(-2.0, 2.0);
+    } else if (key == "phi" || key == "gradPhi") {
+      t.shape = {f, mhc.width()};
+      if (key == "phi") t.values = uniformValues(-phiScale, phiScale);
+    } else if (key == "alpha" || key == "gradAlpha") {
+      t.shape = {key == "alpha" ? mhc.alphaLength() : 3};
+      if (key == "alpha") t.values = uniformValues(0.5, 1.5);
+    } else if (key == "bias" || key == "gradBias") {
+      t.shape = {f};
+    } else if (key == "gamma" || key == "gradGamma") {
+      t.shape = {n, d};
+      if (key == "gamma") t.values = uniformValues(0.5, 1.5);
+    } else if (key == "hIn" || key == "gradHIn") {
+      t.dtype = info.dtype;
+      t.shape = mhc.shape({d});
+    } else if (key == "hPost" || key == "hPre" || key == "gradHPost") {
+      t.shape = mhc.shape({n});
+    } else if (key == "hRes" || key == "gradHRes") {
+      // N*N as [..,N,N]; N! (and the unused hRes of alpha of 2) flat.
+      t.shape = mhc.residual == n * n ? mhc.shape({n, n}) : mhc.shape({mhc.residual == 0 ? n * n : mhc.residual});
+    } else if (key == "invRms") {
+      t.shape = mhc.shape({});
+    } else if (key == "hMix") {
+      t.shape = mhc.shape({f});
+    } else {
+      throw HarnessError("mHC suites: no defaults for tensor '" + key + "'");
+    }
+    return t;
+  };
+}
+
+std::shared_ptr<void> applyCaseSoc(const nlohmann::json& testCase) {
+  if (!testCase.contains("soc")) return nullptr;
+  const std::string name = testCase["soc"].get<std::string>();
+  const std::optional<rt::Soc> soc = rt::parseSoc(name);
+  if (!soc) throw HarnessError("'soc': unknown SoC \"" + name + "\" (" + rt::kSocChoices + ")");
+  const std::optional<rt::Soc> previous =
+      rt::hasSocOverride() ? std::optional<rt::Soc>(rt::currentSoc()) : std::nullopt;
+  rt::setSocOverride(*soc);
+  return std::shared_ptr<void>(nullptr, [previous](void*) {
+    if (previous) {
+      rt::setSocOverride(*previous);
+    } else {
+      rt::clearSocOverride();
+    }
+  });
+}
+
+std::vector<double> denseValues(OpCase& c, const std::string& key) {
+  const std::vector<unsigned char>& bytes = c.dense(key);
+  const aclDataType dtype = c.spec(key).dtype;
+  std::vector<double> values(static_cast<size_t>(c.spec(key).numel()));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = loadAsDouble(dtype, bytes.data(), static_cast<int64_t>(i));
+  return values;
+}
+
+void writeView(OpCase& c, const std::string& key, const std::vector<double>& values) {
+  HostTensor& tensor = c.tensor(key);
+  const std::vector<int64_t> indices = storageIndices(tensor.spec());
+  if (indices.size() != values.size()) throw HarnessError("writeView: '" + key + "' size mismatch");
+  for (size_t i = 0; i < values.size(); ++i) {
+    storeFromDouble(tensor.spec().dtype, tensor.host().data(), indices[i], values[i]);
+  }
+  tensor.upload();
+}
+
+OpCall::Peer mhcTorchPeer(const MhcCase& mhc, const std::string& dtypeText) {
+  OpCall::Peer peer;
+  peer.script = "mhc_pre.py";
+  peer.files = {{"x", "x"}, {"phi", "phi"}, {"alpha", "alpha"}};
+  peer.args = {"--dtype", dtypeText, "--norm-eps", std::to_string(mhc.normEps), "--hc-eps", std::to_string(mhc.hcEps)};
+  if (mhc.gamma) peer.files.push_back({"gamma", "gamma"});
+  peer.torch = currentTorchPython() ? PeerTorch::Current : PeerTorch::Debian;
+  return peer;
+}
+
+}  // namespace gradkit::cli
