@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/mhc/kernels/mhc_pre_kernel.h"
 #include "ops/mhc/kernels/mhc_pre_token.h"
@@ -71,35 +72,75 @@ HWY_INLINE V8 RoundHf32(V8 v) {
   return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
 }
 
-/** Stages one token's chunk: xg[kk] for kk < kc, advancing its 8 partial sums of squares. */
-template <bool kHalf>
-HWY_INLINE void StageRow(const MhcPreProblem& p, const uint16_t* x, const float* gamma, size_t kc, float* xg,
-                         float* squares) {
+/** xg of one vector: v * gamma (kGamma), HF32-rounded (kHf32, opImplMode 1). */
+template <bool kGamma, bool kHf32>
+HWY_INLINE V8 Scaled(V8 v, const float* gamma) {
   const D8 d;
-  V8 sum = hn::LoadU(d, squares);
-  const auto stage = [&](V8 v, size_t kk, float* to) {
-    sum = hn::MulAdd(v, v, sum);
-    V8 g = gamma != nullptr ? hn::Mul(v, hn::LoadU(d, gamma + kk)) : v;
-    if (p.hf32) g = RoundHf32(g);
-    hn::StoreU(g, d, to);
-  };
+  V8 g = v;
+  if constexpr (kGamma) g = hn::Mul(v, hn::LoadU(d, gamma));
+  if constexpr (kHf32) g = RoundHf32(g);
+  return g;
+}
+
+/**
+ * Stages the chunk of kR tokens (rows `k` elements apart in x, `chunk` apart in xg): xg[kk] for kk < kc, advancing
+ * each token's 8 partial sums of squares. The tokens are interleaved so that their fma chains overlap (one token's
+ * chain alone would bound the loop by the fma latency).
+ */
+template <bool kHalf, bool kGamma, bool kHf32, size_t kR>
+HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_t kc, float* xg, size_t chunk,
+                          float* squares, size_t prefetch, size_t rowRest) {
+  const D8 d;
+  V8 sum[kR];
+  for (size_t r = 0; r < kR; ++r) sum[r] = hn::LoadU(d, squares + r * 8);
   size_t kk = 0;
-  for (; kk + 8 <= kc; kk += 8) stage(Widen<kHalf>(x + kk), kk, xg + kk);
-  if (kk < kc) {  // tail: zero lanes add nothing to the squares
-    const size_t rest = kc - kk;
-    uint16_t bits[8] = {};
-    float scale[8] = {};
-    float out[8];
-    std::memcpy(bits, x + kk, rest * sizeof(uint16_t));
-    if (gamma != nullptr) std::memcpy(scale, gamma + kk, rest * sizeof(float));
-    const V8 v = Widen<kHalf>(bits);
-    sum = hn::MulAdd(v, v, sum);
-    V8 g = gamma != nullptr ? hn::Mul(v, hn::LoadU(d, scale)) : v;
-    if (p.hf32) g = RoundHf32(g);
-    hn::StoreU(g, d, out);
-    std::memcpy(xg + kk, out, rest * sizeof(float));
+  for (; kk + 8 <= kc; kk += 8) {
+    if (kk % 32 == 0 && kk + prefetch < rowRest) {
+      for (size_t r = 0; r < kR; ++r) hwy::Prefetch(x + r * k + kk + prefetch);
+    }
+    for (size_t r = 0; r < kR; ++r) {
+      const V8 v = Widen<kHalf>(x + r * k + kk);
+      sum[r] = hn::MulAdd(v, v, sum[r]);
+      hn::StoreU(Scaled<kGamma, kHf32>(v, kGamma ? gamma + kk : nullptr), d, xg + r * chunk + kk);
+    }
   }
-  hn::StoreU(sum, d, squares);
+  if (kk < kc) {  // tail through small buffers: zero lanes add nothing to the squares
+    const size_t rest = kc - kk;
+    float scale[8] = {};
+    if constexpr (kGamma) std::memcpy(scale, gamma + kk, rest * sizeof(float));
+    for (size_t r = 0; r < kR; ++r) {
+      uint16_t bits[8] = {};
+      float out[8];
+      std::memcpy(bits, x + r * k + kk, rest * sizeof(uint16_t));
+      const V8 v = Widen<kHalf>(bits);
+      sum[r] = hn::MulAdd(v, v, sum[r]);
+      hn::StoreU(Scaled<kGamma, kHf32>(v, scale), d, out);
+      std::memcpy(xg + r * chunk + kk, out, rest * sizeof(float));
+    }
+  }
+  for (size_t r = 0; r < kR; ++r) hn::StoreU(sum[r], d, squares + r * 8);
+}
+
+/** Stages the chunk of `tokens` tokens, 4 at a time; the next chunk of their rows is prefetched meanwhile. */
+template <bool kHalf, bool kGamma, bool kHf32>
+HWY_NOINLINE void StageChunk(const uint16_t* x, size_t k, size_t rowRest, const float* gamma, size_t kc, float* xg,
+                             size_t chunk, float* squares, size_t tokens) {
+  size_t t = 0;
+  for (; t + 4 <= tokens; t += 4) {
+    StageRows<kHalf, kGamma, kHf32, 4>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8, chunk, rowRest);
+  }
+  for (; t < tokens; ++t) {
+    StageRows<kHalf, kGamma, kHf32, 1>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8, chunk, rowRest);
+  }
+}
+
+using StageFn = void (*)(const uint16_t*, size_t, size_t, const float*, size_t, float*, size_t, float*, size_t);
+
+/** The staging instance for gamma given or not and opImplMode. */
+template <bool kHalf>
+StageFn ChooseStage(bool gamma, bool hf32) {
+  if (gamma) return hf32 ? &StageChunk<kHalf, true, true> : &StageChunk<kHalf, true, false>;
+  return hf32 ? &StageChunk<kHalf, false, true> : &StageChunk<kHalf, false, false>;
 }
 
 /** kR token rows x kW vectors of h_mix: c (+)= sum over kk < kc of xg(r, kk) * panel(kk, :). */
@@ -181,11 +222,12 @@ void BlockTyped(const MhcPreProblem& p, int64_t first, int64_t count, float* scr
   const size_t tokens = static_cast<size_t>(count);
   const auto* x = static_cast<const uint16_t*>(p.x) + static_cast<size_t>(first) * k;
   std::fill(squares, squares + tokens * 8, 0.0f);
+  const StageFn stage = ChooseStage<kHalf>(p.gamma != nullptr, p.hf32);
 
   for (size_t k0 = 0; k0 < k; k0 += chunk) {
     const size_t kc = std::min(chunk, k - k0);
     const float* gamma = p.gamma != nullptr ? p.gamma + k0 : nullptr;
-    for (size_t t = 0; t < tokens; ++t) StageRow<kHalf>(p, x + t * k + k0, gamma, kc, xg + t * chunk, squares + t * 8);
+    stage(x + k0, k, k - k0, gamma, kc, xg, chunk, squares, tokens);
     for (size_t start = 0, w = 0; start < vectors; start += w) {
       w = static_cast<size_t>(mhcPrePanelVectors(static_cast<int64_t>(vectors - start)));
       const float* panel = p.packedPhi + start * 8 * k + k0 * w * 8;

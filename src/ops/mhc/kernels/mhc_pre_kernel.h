@@ -22,7 +22,7 @@ namespace gradkit::kernels {
 /** Tokens per block. Fixed (never derived from the thread count), a multiple of the 4-token register rows. */
 inline constexpr int64_t kMhcPreBlockTokens = 32;
 /** K per chunk: one chunk of xg (32 tokens) and of a phi panel stay in L1/L2 while they are multiplied. */
-inline constexpr int64_t kMhcPreChunkWidth = 256;
+inline constexpr int64_t kMhcPreChunkWidth = 512;
 /** fp32 lanes of one column vector of packed phi (phi rows are padded with zero rows to a multiple of it). */
 inline constexpr int64_t kMhcPreLanes = 8;
 
