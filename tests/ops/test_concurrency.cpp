@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,7 +15,10 @@
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
 #include "aclnnop/aclnn_dropout_v3_grad.h"
+#include "aclnnop/aclnn_mhc_pre.h"
+#include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
+#include "gradkit/float_convert.h"
 #include "ops/op_test_util.h"
 #include "ops/random_data.h"
 
@@ -24,15 +28,73 @@ namespace {
 constexpr int64_t kElements = 70000;  // several parallel chunks and a tail
 constexpr int64_t kMaskBytes = (kElements + 127) / 128 * 16;
 
+// mHC: a TND problem whose token count does not divide into the kernels' blocks.
+constexpr int64_t kTokens = 37, kStreams = 4, kHidden = 64, kWidth = kStreams * kHidden;
+constexpr int64_t kFusion = 2 * kStreams + kStreams * kStreams;
+
+/** n values uniform in [-1, 1) as fp32 or bf16 bytes (mHC inputs: finite, of order one). */
+std::vector<unsigned char> uniformElements(aclDataType dtype, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const size_t size = dtype == ACL_BF16 ? 2 : 4;
+  std::vector<unsigned char> bytes(static_cast<size_t>(n) * size);
+  for (int64_t i = 0; i < n; ++i) {
+    const float value = uniform(rng);
+    if (dtype == ACL_BF16) {
+      const uint16_t bits = floatToBf16(value);
+      std::memcpy(bytes.data() + i * 2, &bits, 2);
+    } else {
+      std::memcpy(bytes.data() + i * 4, &value, 4);
+    }
+  }
+  return bytes;
+}
+
+/** One thread's MhcPre + MhcPreBackward data: the backward reads the caches the forward queued before it wrote. */
+struct MhcJob {
+  explicit MhcJob(uint32_t seed)
+      : x(uniformElements(ACL_BF16, kTokens * kWidth, seed)),
+        phi(uniformElements(ACL_FLOAT, kFusion * kWidth, seed + 1)),
+        alpha(uniformElements(ACL_FLOAT, 3, seed + 2)),
+        bias(uniformElements(ACL_FLOAT, kFusion, seed + 3)),
+        gamma(uniformElements(ACL_FLOAT, kWidth, seed + 4)),
+        gradHIn(uniformElements(ACL_BF16, kTokens * kHidden, seed + 5)),
+        gradHPost(uniformElements(ACL_FLOAT, kTokens * kStreams, seed + 6)),
+        gradHRes(uniformElements(ACL_FLOAT, kTokens * kStreams * kStreams, seed + 7)),
+        gradXPost(uniformElements(ACL_BF16, kTokens * kWidth, seed + 8)) {}
+
+  std::vector<unsigned char> x, phi, alpha, bias, gamma, gradHIn, gradHPost, gradHRes, gradXPost;
+  // Outputs: forward, then backward.
+  std::vector<unsigned char> hIn = std::vector<unsigned char>(kTokens * kHidden * 2);
+  std::vector<unsigned char> hPost = std::vector<unsigned char>(kTokens * kStreams * 4);
+  std::vector<unsigned char> hRes = std::vector<unsigned char>(kTokens * kStreams * kStreams * 4);
+  std::vector<unsigned char> invRms = std::vector<unsigned char>(kTokens * 4);
+  std::vector<unsigned char> hMix = std::vector<unsigned char>(kTokens * kFusion * 4);
+  std::vector<unsigned char> hPre = std::vector<unsigned char>(kTokens * kStreams * 4);
+  std::vector<unsigned char> gradX = std::vector<unsigned char>(kTokens * kWidth * 2);
+  std::vector<unsigned char> gradPhi = std::vector<unsigned char>(kFusion * kWidth * 4);
+  std::vector<unsigned char> gradAlpha = std::vector<unsigned char>(3 * 4);
+  std::vector<unsigned char> gradBias = std::vector<unsigned char>(kFusion * 4);
+  std::vector<unsigned char> gradGamma = std::vector<unsigned char>(kWidth * 4);
+
+  bool operator==(const MhcJob& other) const {
+    return hIn == other.hIn && hPost == other.hPost && hRes == other.hRes && invRms == other.invRms &&
+           hMix == other.hMix && hPre == other.hPre && gradX == other.gradX && gradPhi == other.gradPhi &&
+           gradAlpha == other.gradAlpha && gradBias == other.gradBias && gradGamma == other.gradGamma;
+  }
+};
+
 /** One thread's inputs and outputs; `seed` makes every thread's data and dropout stream its own. */
 struct Job {
   explicit Job(uint32_t dataSeed)
       : grad(randomElements(ACL_BF16, kElements, dataSeed)),
         self(randomElements(ACL_BF16, kElements, dataSeed + 1)),
-        seed(dataSeed) {}
+        seed(dataSeed),
+        mhc(dataSeed + 2) {}
 
   std::vector<unsigned char> grad, self;
   uint32_t seed;
+  MhcJob mhc;
   // Outputs: ThresholdBackward, GenMaskV2, DropoutV3 (out, mask), DoMask, V3Grad.
   std::vector<unsigned char> threshold = std::vector<unsigned char>(kElements * 2);
   std::vector<uint8_t> genMask = std::vector<uint8_t>(kMaskBytes);
@@ -43,7 +105,7 @@ struct Job {
 
   bool operator==(const Job& other) const {
     return threshold == other.threshold && genMask == other.genMask && v3Out == other.v3Out && v3Mask == other.v3Mask &&
-           doMask == other.doMask && v3Grad == other.v3Grad;
+           doMask == other.doMask && v3Grad == other.v3Grad && mhc == other.mhc;
   }
 };
 
@@ -59,6 +121,48 @@ bool enqueue(Plan plan, Launch launch, aclrtStream stream, std::vector<std::vect
   const aclnnStatus launched = launch(workspaces.back().data(), size, executor, stream);
   EXPECT_EQ(launched, ACLNN_SUCCESS) << recentError();
   return launched == ACLNN_SUCCESS;
+}
+
+/**
+ * Queues MhcPre, then MhcPreBackward on the caches it writes (the stream runs them in order). The aclTensor
+ * descriptors are destroyed before the stream runs, as CANN programs may do: executors must not refer to them.
+ */
+void enqueueMhc(MhcJob& job, aclrtStream stream, std::vector<std::vector<unsigned char>>& workspaces) {
+  auto x = makeView(job.x.data(), ACL_BF16, {kTokens, kStreams, kHidden});
+  auto phi = makeView(job.phi.data(), ACL_FLOAT, {kFusion, kWidth});
+  auto alpha = makeView(job.alpha.data(), ACL_FLOAT, {3});
+  auto bias = makeView(job.bias.data(), ACL_FLOAT, {kFusion});
+  auto gamma = makeView(job.gamma.data(), ACL_FLOAT, {kStreams, kHidden});
+  auto hIn = makeView(job.hIn.data(), ACL_BF16, {kTokens, kHidden});
+  auto hPost = makeView(job.hPost.data(), ACL_FLOAT, {kTokens, kStreams});
+  auto hRes = makeView(job.hRes.data(), ACL_FLOAT, {kTokens, kStreams, kStreams});
+  auto invRms = makeView(job.invRms.data(), ACL_FLOAT, {kTokens});
+  auto hMix = makeView(job.hMix.data(), ACL_FLOAT, {kTokens, kFusion});
+  auto hPre = makeView(job.hPre.data(), ACL_FLOAT, {kTokens, kStreams});
+  auto gradHIn = makeView(job.gradHIn.data(), ACL_BF16, {kTokens, kHidden});
+  auto gradHPost = makeView(job.gradHPost.data(), ACL_FLOAT, {kTokens, kStreams});
+  auto gradHRes = makeView(job.gradHRes.data(), ACL_FLOAT, {kTokens, kStreams, kStreams});
+  auto gradXPost = makeView(job.gradXPost.data(), ACL_BF16, {kTokens, kStreams, kHidden});
+  auto gradX = makeView(job.gradX.data(), ACL_BF16, {kTokens, kStreams, kHidden});
+  auto gradPhi = makeView(job.gradPhi.data(), ACL_FLOAT, {kFusion, kWidth});
+  auto gradAlpha = makeView(job.gradAlpha.data(), ACL_FLOAT, {3});
+  auto gradBias = makeView(job.gradBias.data(), ACL_FLOAT, {kFusion});
+  auto gradGamma = makeView(job.gradGamma.data(), ACL_FLOAT, {kStreams, kHidden});
+  enqueue(
+      [&](uint64_t* s, aclOpExecutor** e) {
+        return aclnnMhcPreGetWorkspaceSize(x.get(), phi.get(), alpha.get(), bias.get(), gamma.get(), 1e-6, 1e-6,
+                                           hIn.get(), hPost.get(), hRes.get(), invRms.get(), hMix.get(), hPre.get(), s,
+                                           e);
+      },
+      aclnnMhcPre, stream, workspaces);
+  enqueue(
+      [&](uint64_t* s, aclOpExecutor** e) {
+        return aclnnMhcPreBackwardGetWorkspaceSize(x.get(), phi.get(), alpha.get(), gradHIn.get(), gradHPost.get(),
+                                                   gradHRes.get(), invRms.get(), hMix.get(), hPre.get(), hPost.get(),
+                                                   gamma.get(), gradXPost.get(), 1e-6f, gradX.get(), gradPhi.get(),
+                                                   gradAlpha.get(), gradBias.get(), gradGamma.get(), s, e);
+      },
+      aclnnMhcPreBackward, stream, workspaces);
 }
 
 /** Queues every op of `job` on `stream` (DoMask and V3Grad read the mask GenMaskV2 wrote), then synchronizes. */
@@ -102,6 +206,7 @@ void runJob(Job& job, aclrtStream stream) {
         return aclnnDropoutV3GradGetWorkspaceSize(grad.get(), genMask.get(), 1.0 / 0.7, v3Grad.get(), s, e);
       },
       aclnnDropoutV3Grad, stream, workspaces);
+  enqueueMhc(job.mhc, stream, workspaces);
   EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << recentError();
 }
 
@@ -149,8 +254,10 @@ TEST(Concurrency, EightStreamsInParallelGiveTheSingleThreadedBitsWhileAnotherThr
   failing.join();
   EXPECT_GT(errorsSeen.load(), 0);
   for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(actual[t] == expected[t]) << "thread " << t;
-  // Different seeds really gave different masks (the comparison above is not vacuous).
+  // Different seeds really gave different masks and gradients (the comparison above is not vacuous).
   EXPECT_NE(expected[0].genMask, expected[1].genMask);
+  EXPECT_NE(expected[0].mhc.gradPhi, expected[1].mhc.gradPhi);
+  EXPECT_NE(expected[0].mhc.gradPhi, std::vector<unsigned char>(expected[0].mhc.gradPhi.size()));
 }
 
 }  // namespace
