@@ -1,6 +1,7 @@
 #include "ops/mhc/mhc_pre_backward_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -18,7 +19,7 @@ constexpr int64_t kTokenChunk = 64;
 // Pass 2: tokens per block (the K of the grad_phi tile product; its partial sums are added with compensation) and
 // the widest column block (a multiple of every SIMD panel width). Narrower blocks when K is small, so that a small
 // K still gives several blocks to share.
-constexpr int64_t kTokenBlock = 64;
+constexpr int64_t kTokenBlock = 128;
 constexpr int64_t kMaxColumnBlock = 256;
 constexpr int64_t kMinColumnBlock = 64;
 constexpr int64_t kTargetColumnBlocks = 16;
@@ -29,33 +30,27 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The per-slot scratch of pass 2, in floats from the slot's base; every piece starts on 64 bytes.
 struct SlotLayout {
+  int64_t ld = 0;         // leading dim of the [.., Kc] pieces: Kc + 16, so that rows do not share L1 sets
   int64_t phiBlock = 0;   // [F, Kc] phi's columns of the block (HF32-rounded in mode 1)
-  int64_t xg = 0;         // [Tb, Kc] x * gamma of a token block
-  int64_t dxg = 0;        // [Tb, Kc] dm . phi of a token block
-  int64_t phiPart = 0;    // [F, Kc] dm^T . xg of a token block
-  int64_t phiComp = 0;    // [F, Kc] Kahan compensation of grad_phi
-  int64_t gammaPart = 0;  // [Kc] sum over a token block of x * dxg
-  int64_t gammaComp = 0;  // [Kc] Kahan compensation of grad_gamma
-  int64_t gemm = 0;       // the tile GEMMs' scratch
+  int64_t xg = 0;         // [Tb, Kc] x * gamma of a block (HF32-rounded in mode 1)
+  int64_t dxg = 0;        // [Tb, Kc] dm . phi of a block
+  int64_t gammaPart = 0;  // [Kc] sum over a block's tokens of x * dxg
   int64_t floats = 0;     // the slot's size
 };
 
-SlotLayout slotLayout(int64_t fusion, int64_t tokenBlock, int64_t columnBlock, uint64_t gemmBytes) {
+SlotLayout slotLayout(int64_t fusion, int64_t tokenBlock, int64_t columnBlock) {
   SlotLayout s;
+  s.ld = columnBlock + 16;
   int64_t at = 0;
   const auto take = [&at](int64_t floats) {
     const int64_t start = at;
     at += roundUp(floats, 16);
     return start;
   };
-  s.phiBlock = take(fusion * columnBlock);
-  s.xg = take(tokenBlock * columnBlock);
-  s.dxg = take(tokenBlock * columnBlock);
-  s.phiPart = take(fusion * columnBlock);
-  s.phiComp = take(fusion * columnBlock);
+  s.phiBlock = take(fusion * s.ld);
+  s.xg = take(tokenBlock * s.ld);
+  s.dxg = take(tokenBlock * s.ld);
   s.gammaPart = take(columnBlock);
-  s.gammaComp = take(columnBlock);
-  s.gemm = take(static_cast<int64_t>((gemmBytes + sizeof(float) - 1) / sizeof(float)));
   s.floats = at;
   return s;
 }
@@ -170,85 +165,127 @@ void passOne(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& ou
   }
 }
 
-// Pass 2 for the column block starting at c0 (width w), with the slot's scratch.
-void columnBlockPass(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const float* dm,
-                     const float* coef, int64_t c0, float* scratch) {
+// The matmul operands and accumulators of pass 2, resolved against the workspace.
+struct PassTwoData {
+  const float* dm;       // [T, F]
+  const float* rmsCoef;  // [T]
+  float* phiComp;        // [F, K] Kahan compensation of grad_phi
+  float* gammaComp;      // [K] Kahan compensation of grad_gamma (null without gamma)
+};
+
+// Pass 2 for one block: tokens [t0, t0 + Tb) x columns [c0, c0 + Kc) (clipped), with a slot's scratch.
+void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+                  int64_t t0, int64_t c0, float* scratch) {
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, k = d.width(), kc = plan.columnBlock, tb = plan.tokenBlock;
-  const int64_t w = std::min(kc, k - c0);
+  const int64_t w = std::min(kc, k - c0), h = std::min(tb, d.tokens - t0);
   const size_t size = dtypeSize(plan.dtype);
-  const SlotLayout s = slotLayout(f, tb, kc, plan.gemmScratchBytes);
+  const SlotLayout s = slotLayout(f, tb, kc);
+  const int64_t ld = s.ld;
   float* phiBlock = scratch + s.phiBlock;
   float* xg = scratch + s.xg;
   float* dxg = scratch + s.dxg;
-  float* phiPart = scratch + s.phiPart;
-  float* phiComp = scratch + s.phiComp;
-  float* gammaPart = scratch + s.gammaPart;
-  float* gammaComp = scratch + s.gammaComp;
-  void* gemmScratch = scratch + s.gemm;
-
-  for (int64_t row = 0; row < f; ++row) {
-    const float* from = in.phi + row * k + c0;
-    for (int64_t c = 0; c < w; ++c) phiBlock[row * kc + c] = plan.hf32 ? roundToHf32(from[c]) : from[c];
-    std::fill_n(out.gradPhi + row * k + c0, w, 0.0f);
-    std::fill_n(phiComp + row * kc, w, 0.0f);
-  }
-  float* gammaSum = out.gradGamma != nullptr ? out.gradGamma + c0 : nullptr;
-  if (gammaSum != nullptr) {
-    std::fill_n(gammaSum, w, 0.0f);
-    std::fill_n(gammaComp, w, 0.0f);
-  }
+  float* gammaPart = out.gradGamma != nullptr ? scratch + s.gammaPart : nullptr;
   const float* gamma = in.gamma != nullptr ? in.gamma + c0 : nullptr;
-  const int wIndex = w != kc ? 1 : 0;
 
-  for (int64_t t0 = 0; t0 < d.tokens; t0 += tb) {
-    const int64_t h = std::min(tb, d.tokens - t0);
-    const int hIndex = h != tb ? 1 : 0;
-    plan.kernels->stageXg(plan.dtype, in.x + (t0 * k + c0) * size, k, gamma, h, w, plan.hf32, xg, kc);
-    plan.dxgGemm[hIndex][wIndex]->run(dm + t0 * f, phiBlock, dxg, gemmScratch);
-    if (gammaSum != nullptr) std::fill_n(gammaPart, w, 0.0f);
-    for (int64_t r = 0; r < h; ++r) {
-      const int64_t t = t0 + r;
-      // The block's columns of this token, one stream segment at a time (h_pre and gradHIn follow the stream).
-      for (int64_t col = c0; col < c0 + w;) {
-        const int64_t stream = col / d.hidden, d0 = col - stream * d.hidden;
-        const int64_t len = std::min(d.hidden - d0, c0 + w - col);
-        kernels::MhcGradXRow row{};
-        row.x = in.x + (t * k + col) * size;
-        row.gin = in.gradHIn + (t * d.hidden + d0) * size;
-        row.hPre = in.hPre[t * d.streams + stream];
-        row.rmsCoef = coef[t];
-        row.dxg = dxg + r * kc + (col - c0);
-        row.gamma = gamma != nullptr ? gamma + (col - c0) : nullptr;
-        row.gradXPost = in.gradXPost != nullptr ? in.gradXPost + (t * k + col) * size : nullptr;
-        row.gradX = out.gradX + (t * k + col) * size;
-        row.gammaSum = gammaSum != nullptr ? gammaPart + (col - c0) : nullptr;
-        plan.kernels->gradXRow(plan.dtype, row, len);
-        col += len;
-      }
-    }
-    if (gammaSum != nullptr) kahanAdd(gammaSum, gammaComp, gammaPart, w);
-    plan.phiGemm[hIndex][wIndex]->run(dm + t0 * f, xg, phiPart, gemmScratch);
-    for (int64_t row = 0; row < f; ++row) {
-      kahanAdd(out.gradPhi + row * k + c0, phiComp + row * kc, phiPart + row * kc, w);
+  for (int64_t row = 0; row < f; ++row) {  // a copy with a short leading dim (phi's rows lie K apart)
+    const float* from = in.phi + row * k + c0;
+    for (int64_t c = 0; c < w; ++c) phiBlock[row * ld + c] = plan.hf32 ? roundToHf32(from[c]) : from[c];
+  }
+  plan.kernels->stageXg(plan.dtype, in.x + (t0 * k + c0) * size, k, gamma, h, w, plan.hf32, xg, ld);
+  plan.kernels->dxgBlock(data.dm + t0 * f, f, h, phiBlock, ld, w, dxg, ld);
+  if (gammaPart != nullptr) std::fill_n(gammaPart, w, 0.0f);
+  for (int64_t r = 0; r < h; ++r) {
+    const int64_t t = t0 + r;
+    // The block's columns of this token, one stream segment at a time (h_pre and gradHIn follow the stream).
+    for (int64_t col = c0; col < c0 + w;) {
+      const int64_t stream = col / d.hidden, d0 = col - stream * d.hidden;
+      const int64_t len = std::min(d.hidden - d0, c0 + w - col);
+      kernels::MhcGradXRow row{};
+      row.x = in.x + (t * k + col) * size;
+      row.gin = in.gradHIn + (t * d.hidden + d0) * size;
+      row.hPre = in.hPre[t * d.streams + stream];
+      row.rmsCoef = data.rmsCoef[t];
+      row.dxg = dxg + r * ld + (col - c0);
+      row.gamma = gamma != nullptr ? gamma + (col - c0) : nullptr;
+      row.gradXPost = in.gradXPost != nullptr ? in.gradXPost + (t * k + col) * size : nullptr;
+      row.gradX = out.gradX + (t * k + col) * size;
+      row.gammaSum = gammaPart != nullptr ? gammaPart + (col - c0) : nullptr;
+      plan.kernels->gradXRow(plan.dtype, row, len);
+      col += len;
     }
   }
-  for (int64_t row = 0; row < f; ++row) kahanFinish(out.gradPhi + row * k + c0, phiComp + row * kc, w);
-  if (gammaSum != nullptr) kahanFinish(gammaSum, gammaComp, w);
+  if (gammaPart != nullptr) kahanAdd(out.gradGamma + c0, data.gammaComp + c0, gammaPart, w);
+  plan.kernels->phiGradBlock(data.dm + t0 * f, f, h, xg, ld, w, out.gradPhi + c0, data.phiComp + c0, k);
+}
+
+// Asks for the next block's rows of x, gradHIn, gradXPost (read) and gradX (written) while this block computes: the
+// rows of a block lie a whole token apart, a pattern the hardware prefetchers do not follow.
+void prefetchBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, int64_t t0, int64_t c0) {
+  const MhcDims& d = plan.dims;
+  const int64_t k = d.width();
+  const int64_t w = std::min(plan.columnBlock, k - c0), h = std::min(plan.tokenBlock, d.tokens - t0);
+  const auto size = static_cast<int64_t>(dtypeSize(plan.dtype));
+  const int64_t bytes = w * size;
+  const int64_t stream = c0 / d.hidden, d0 = c0 - stream * d.hidden;
+  const int64_t ginBytes = std::min(w, d.hidden - d0) * size;
+  constexpr int64_t kLine = 64;
+  for (int64_t t = t0; t < t0 + h; ++t) {
+    const int64_t at = (t * k + c0) * size;
+    for (int64_t b = 0; b < bytes; b += kLine) {
+      __builtin_prefetch(in.x + at + b, 0, 3);
+      if (in.gradXPost != nullptr) __builtin_prefetch(in.gradXPost + at + b, 0, 0);
+      __builtin_prefetch(out.gradX + at + b, 1, 0);
+    }
+    for (int64_t b = 0; b < ginBytes; b += kLine) __builtin_prefetch(in.gradHIn + (t * d.hidden + d0) * size + b, 0, 3);
+  }
+}
+
+// Slot `slot`'s columns [c0, c1): every token block in order, each over the slot's column blocks in order.
+void passTwoSlot(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+                 int64_t c0, int64_t c1, float* scratch) {
+  const MhcDims& d = plan.dims;
+  const int64_t k = d.width(), w = c1 - c0;
+  for (int64_t row = 0; row < d.fusion; ++row) {
+    std::fill_n(out.gradPhi + row * k + c0, w, 0.0f);
+    std::fill_n(data.phiComp + row * k + c0, w, 0.0f);
+  }
+  if (out.gradGamma != nullptr) {
+    std::fill_n(out.gradGamma + c0, w, 0.0f);
+    std::fill_n(data.gammaComp + c0, w, 0.0f);
+  }
+  for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
+    for (int64_t b0 = c0; b0 < c1; b0 += plan.columnBlock) {
+      // The next block of this slot: the next columns, or the first columns of the next token block.
+      const bool lastColumns = b0 + plan.columnBlock >= c1;
+      if (!lastColumns || t0 + plan.tokenBlock < d.tokens) {
+        prefetchBlock(plan, in, out, lastColumns ? t0 + plan.tokenBlock : t0, lastColumns ? c0 : b0 + plan.columnBlock);
+      }
+      passTwoBlock(plan, in, out, data, t0, b0, scratch);
+    }
+  }
+  for (int64_t row = 0; row < d.fusion; ++row) {
+    kahanFinish(out.gradPhi + row * k + c0, data.phiComp + row * k + c0, w);
+  }
+  if (out.gradGamma != nullptr) kahanFinish(out.gradGamma + c0, data.gammaComp + c0, w);
 }
 
 void passTwo(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
-  const float* dm = plan.dm.in<float>(memory);
-  const float* coef = plan.rmsCoef.in<float>(memory);
-  const int64_t blocks = ceilDiv(plan.dims.width(), plan.columnBlock);
+  PassTwoData data;
+  data.dm = plan.dm.in<float>(memory);
+  data.rmsCoef = plan.rmsCoef.in<float>(memory);
+  data.phiComp = plan.phiComp.in<float>(memory);
+  data.gammaComp = out.gradGamma != nullptr ? plan.gammaComp.in<float>(memory) : nullptr;
+  const int64_t k = plan.dims.width(), blocks = ceilDiv(k, plan.columnBlock);
   float* scratch = plan.slotScratch.in<float>(memory);
   const int64_t slotFloats = static_cast<int64_t>(plan.slotBytes / sizeof(float));
-  // Slot s owns a fixed range of column blocks; each block's result depends on nothing but its columns.
+  // Slot s owns a fixed range of whole column blocks; every column's sums run over the token blocks in order, so
+  // no result depends on which slot (or thread) computed it.
   parallelFor(plan.slots, 1, [&](int64_t begin, int64_t end) {
     for (int64_t slot = begin; slot < end; ++slot) {
-      for (int64_t b = slot * blocks / plan.slots; b < (slot + 1) * blocks / plan.slots; ++b) {
-        columnBlockPass(plan, in, out, dm, coef, b * plan.columnBlock, scratch + slot * slotFloats);
-      }
+      const int64_t c0 = slot * blocks / plan.slots * plan.columnBlock;
+      const int64_t c1 = std::min(k, (slot + 1) * blocks / plan.slots * plan.columnBlock);
+      passTwoSlot(plan, in, out, data, c0, c1, scratch + slot * slotFloats);
     }
   });
 }
@@ -295,30 +332,12 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   plan.tokenBlock = std::min(kTokenBlock, d.tokens);
   plan.columnBlock =
       std::min(k, std::clamp(roundUp(ceilDiv(k, kTargetColumnBlocks), 16), kMinColumnBlock, kMaxColumnBlock));
-  const int64_t lastRows = d.tokens - (ceilDiv(d.tokens, plan.tokenBlock) - 1) * plan.tokenBlock;
-  const int64_t lastCols = k - (ceilDiv(k, plan.columnBlock) - 1) * plan.columnBlock;
-  for (int hi = 0; hi < 2; ++hi) {
-    const int64_t rows = hi == 0 ? plan.tokenBlock : lastRows;
-    if (hi == 1 && rows == plan.tokenBlock) continue;
-    for (int wi = 0; wi < 2; ++wi) {
-      const int64_t cols = wi == 0 ? plan.columnBlock : lastCols;
-      if (wi == 1 && cols == plan.columnBlock) continue;
-      TileGemmShape mm1;  // dxg [rows, cols] = dm [rows, F] . phiBlock [F, cols]
-      mm1.m = rows, mm1.n = cols, mm1.k = f;
-      mm1.lda = f, mm1.ldb = plan.columnBlock, mm1.ldc = plan.columnBlock;
-      TileGemmShape mm2;  // phiPart [F, cols] = dm^T [F, rows] . xg [rows, cols]
-      mm2.m = f, mm2.n = cols, mm2.k = rows;
-      mm2.transA = true;
-      mm2.lda = f, mm2.ldb = plan.columnBlock, mm2.ldc = plan.columnBlock;
-      plan.dxgGemm[hi][wi].emplace(mm1);
-      plan.phiGemm[hi][wi].emplace(mm2);
-      plan.gemmScratchBytes = std::max<uint64_t>(
-          {plan.gemmScratchBytes, plan.dxgGemm[hi][wi]->scratchBytes(), plan.phiGemm[hi][wi]->scratchBytes()});
-    }
-  }
+  plan.phiComp = booking.bookArray("grad_phi compensation", static_cast<uint64_t>(f * k), sizeof(float));
+  if (args.gamma != nullptr)
+    plan.gammaComp = booking.bookArray("grad_gamma compensation", static_cast<uint64_t>(k), sizeof(float));
   const int64_t blocks = ceilDiv(k, plan.columnBlock);
   plan.slots = std::max<int64_t>(1, std::min<int64_t>(threadCount(), blocks));
-  const SlotLayout layout = slotLayout(f, plan.tokenBlock, plan.columnBlock, plan.gemmScratchBytes);
+  const SlotLayout layout = slotLayout(f, plan.tokenBlock, plan.columnBlock);
   plan.slotBytes = static_cast<uint64_t>(layout.floats) * sizeof(float);
   plan.slotScratch = booking.bookArray("column block scratch", static_cast<uint64_t>(plan.slots), plan.slotBytes);
   plan.kernels = &chooseKernels(kernels::kMhcPreBackwardSimdKernels, kernels::kMhcPreBackwardScalarKernels);

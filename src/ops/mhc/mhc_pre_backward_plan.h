@@ -4,16 +4,16 @@
 //  1. token-parallel over fixed chunks: per token g_pre, dz, the grad_alpha terms, g_r; dm [T, F] and the RMS
 //     coefficient -g_r * r^3 / K go to the workspace, grad_bias / grad_alpha partial sums per chunk (compensated),
 //     then reduced over the chunks in order;
-//  2. column-parallel over fixed column blocks of K: each owner walks every token block in order and computes
-//     dxg = dm . phi, grad_x, grad_gamma and grad_phi += dm^T . (x * gamma) for its columns (token-block partial
-//     sums added with Kahan compensation). Nothing is split by thread, so the bits never depend on the thread count.
+//  2. column-parallel over fixed column blocks of K: each slot owns a range of whole blocks and walks the token blocks
+//     in order, computing dxg = dm . phi, grad_x, grad_gamma and grad_phi += dm^T . (x * gamma) for its columns
+//     (token-block partial sums added with Kahan compensation). No sum is split by thread, so the bits never depend
+//     on the thread count.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
 #include "aclnn/aclnn_base.h"
-#include "core/tile_gemm.h"
 #include "opapi/staged_tensor.h"
 #include "opapi/workspace.h"
 #include "ops/mhc/kernels/mhc_pre_backward_kernel.h"
@@ -35,13 +35,12 @@ struct MhcPreBackwardPlan {
   // Pass 1: tokens in chunks of tokenChunk; dm [T, F] and rmsCoef [T] (fp32), per-chunk sums [chunks, F + 3].
   int64_t tokenChunk = 0;
   WorkspaceRegion dm, rmsCoef, chunkSums;
-  // Pass 2: columns in blocks of columnBlock (owned by one of `slots` scratch slots), tokens in blocks of tokenBlock.
+  // Pass 2: columns in blocks of columnBlock, a fixed range of whole blocks per slot (one slot per thread at most),
+  // tokens in blocks of tokenBlock. phiComp [F, K] and gammaComp [K]: Kahan compensations of grad_phi and
+  // grad_gamma; slotScratch: slots x slotBytes of per-slot scratch.
   int64_t tokenBlock = 0, columnBlock = 0, slots = 0;
   uint64_t slotBytes = 0;
-  WorkspaceRegion slotScratch;
-  // [last token block is partial][last column block is partial]: dxg = dm . phi and grad_phi block = dm^T . xg.
-  std::optional<TileGemm> dxgGemm[2][2], phiGemm[2][2];
-  uint64_t gemmScratchBytes = 0;
+  WorkspaceRegion phiComp, gammaComp, slotScratch;
   const kernels::MhcPreBackwardKernels* kernels = nullptr;
 
   /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */

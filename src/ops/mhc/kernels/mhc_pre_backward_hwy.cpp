@@ -5,6 +5,7 @@
 #define HWY_TARGET_INCLUDE "ops/mhc/kernels/mhc_pre_backward_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
+#include <cmath>
 #include <cstring>
 
 #include "hwy/highway.h"
@@ -180,6 +181,116 @@ bool GradXRow(bool half, const MhcGradXRow& row, size_t n) {
   return true;
 }
 
+// Register blocks of the two matmuls: kR rows x 2 vectors of accumulators (AVX2 has 16 registers: 12 + 2 + 1).
+#if HWY_TARGET == HWY_AVX2 || !HWY_NATIVE_FMA
+constexpr size_t kRows = 6;
+#else
+constexpr size_t kRows = 8;
+#endif
+
+// dxg rows [r0, r0 + kR) x columns [c, c + 2 vectors): fma chains over f.
+template <size_t kR>
+HWY_INLINE void DxgTile(const float* HWY_RESTRICT dm, size_t fusion, size_t r0, const float* HWY_RESTRICT phi,
+                        size_t ldPhi, size_t c, float* HWY_RESTRICT dxg, size_t ldDxg) {
+  const DF d;
+  const size_t lanes = hn::Lanes(d);
+  hn::Vec<DF> acc0[kR], acc1[kR];
+  for (size_t r = 0; r < kR; ++r) acc0[r] = acc1[r] = hn::Zero(d);
+  for (size_t f = 0; f < fusion; ++f) {
+    const auto b0 = hn::LoadU(d, phi + f * ldPhi + c);
+    const auto b1 = hn::LoadU(d, phi + f * ldPhi + c + lanes);
+    for (size_t r = 0; r < kR; ++r) {
+      const auto a = hn::Set(d, dm[(r0 + r) * fusion + f]);
+      acc0[r] = hn::MulAdd(a, b0, acc0[r]);
+      acc1[r] = hn::MulAdd(a, b1, acc1[r]);
+    }
+  }
+  for (size_t r = 0; r < kR; ++r) {
+    hn::StoreU(acc0[r], d, dxg + (r0 + r) * ldDxg + c);
+    hn::StoreU(acc1[r], d, dxg + (r0 + r) * ldDxg + c + lanes);
+  }
+}
+
+void DxgBlock(const float* dm, size_t fusion, size_t rows, const float* phi, size_t ldPhi, size_t cols, float* dxg,
+              size_t ldDxg) {
+  const DF d;
+  const size_t step = 2 * hn::Lanes(d);
+  const size_t full = cols / step * step;
+  for (size_t c = 0; c < full; c += step) {
+    size_t r = 0;
+    for (; r + kRows <= rows; r += kRows) DxgTile<kRows>(dm, fusion, r, phi, ldPhi, c, dxg, ldDxg);
+    for (; r < rows; ++r) DxgTile<1>(dm, fusion, r, phi, ldPhi, c, dxg, ldDxg);
+  }
+  if (full < cols) {  // the last columns: the same chains one element at a time
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = full; c < cols; ++c) {
+        float acc = 0.0f;
+        for (size_t f = 0; f < fusion; ++f) acc = std::fma(dm[r * fusion + f], phi[f * ldPhi + c], acc);
+        dxg[r * ldDxg + c] = acc;
+      }
+    }
+  }
+}
+
+template <class D>
+HWY_INLINE void KahanStore(D d, hn::Vec<D> part, float* sum, float* comp) {
+  const auto s = hn::LoadU(d, sum);
+  const auto low = hn::LoadU(d, comp);
+  const auto y = hn::Sub(part, low);
+  const auto t = hn::Add(s, y);
+  hn::StoreU(hn::Sub(hn::Sub(t, s), y), d, comp);
+  hn::StoreU(t, d, sum);
+}
+
+// grad_phi rows [f0, f0 + kR) x columns [c, c + 2 vectors): fma chains over the block's tokens, then Kahan-added.
+template <size_t kR>
+HWY_INLINE void PhiGradTile(const float* HWY_RESTRICT dm, size_t fusion, size_t rows, size_t f0,
+                            const float* HWY_RESTRICT xg, size_t ldXg, size_t c, float* gradPhi, float* comp,
+                            size_t ldPhi) {
+  const DF d;
+  const size_t lanes = hn::Lanes(d);
+  hn::Vec<DF> acc0[kR], acc1[kR];
+  for (size_t r = 0; r < kR; ++r) acc0[r] = acc1[r] = hn::Zero(d);
+  for (size_t t = 0; t < rows; ++t) {
+    const auto b0 = hn::LoadU(d, xg + t * ldXg + c);
+    const auto b1 = hn::LoadU(d, xg + t * ldXg + c + lanes);
+    for (size_t r = 0; r < kR; ++r) {
+      const auto a = hn::Set(d, dm[t * fusion + f0 + r]);
+      acc0[r] = hn::MulAdd(a, b0, acc0[r]);
+      acc1[r] = hn::MulAdd(a, b1, acc1[r]);
+    }
+  }
+  for (size_t r = 0; r < kR; ++r) {
+    const size_t at = (f0 + r) * ldPhi + c;
+    KahanStore(d, acc0[r], gradPhi + at, comp + at);
+    KahanStore(d, acc1[r], gradPhi + at + lanes, comp + at + lanes);
+  }
+}
+
+void PhiGradBlock(const float* dm, size_t fusion, size_t rows, const float* xg, size_t ldXg, size_t cols,
+                  float* gradPhi, float* comp, size_t ldPhi) {
+  const DF d;
+  const size_t step = 2 * hn::Lanes(d);
+  const size_t full = cols / step * step;
+  for (size_t c = 0; c < full; c += step) {
+    size_t f = 0;
+    for (; f + kRows <= fusion; f += kRows) PhiGradTile<kRows>(dm, fusion, rows, f, xg, ldXg, c, gradPhi, comp, ldPhi);
+    for (; f < fusion; ++f) PhiGradTile<1>(dm, fusion, rows, f, xg, ldXg, c, gradPhi, comp, ldPhi);
+  }
+  for (size_t f = 0; f < fusion && full < cols; ++f) {  // the last columns, one element at a time
+    for (size_t c = full; c < cols; ++c) {
+      float acc = 0.0f;
+      for (size_t t = 0; t < rows; ++t) acc = std::fma(dm[t * fusion + f], xg[t * ldXg + c], acc);
+      float& sum = gradPhi[f * ldPhi + c];
+      float& low = comp[f * ldPhi + c];
+      const float y = acc - low;
+      const float total = sum + y;
+      low = (total - sum) - y;
+      sum = total;
+    }
+  }
+}
+
 }  // namespace gradkit::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -189,6 +300,8 @@ namespace gradkit::kernels {
 HWY_EXPORT(StreamDots);
 HWY_EXPORT(StageXg);
 HWY_EXPORT(GradXRow);
+HWY_EXPORT(DxgBlock);
+HWY_EXPORT(PhiGradBlock);
 
 namespace {
 
@@ -214,9 +327,24 @@ void gradXRowSimd(aclDataType dtype, const MhcGradXRow& row, int64_t n) {
   }
 }
 
+void dxgBlockSimd(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi, int64_t cols,
+                  float* dxg, int64_t ldDxg) {
+  HWY_DYNAMIC_DISPATCH(DxgBlock)
+  (dm, static_cast<size_t>(fusion), static_cast<size_t>(rows), phi, static_cast<size_t>(ldPhi),
+   static_cast<size_t>(cols), dxg, static_cast<size_t>(ldDxg));
+}
+
+void phiGradBlockSimd(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg, int64_t cols,
+                      float* gradPhi, float* comp, int64_t ldPhi) {
+  HWY_DYNAMIC_DISPATCH(PhiGradBlock)
+  (dm, static_cast<size_t>(fusion), static_cast<size_t>(rows), xg, static_cast<size_t>(ldXg), static_cast<size_t>(cols),
+   gradPhi, comp, static_cast<size_t>(ldPhi));
+}
+
 }  // namespace
 
-const MhcPreBackwardKernels kMhcPreBackwardSimdKernels{streamDotsSimd, stageXgSimd, gradXRowSimd};
+const MhcPreBackwardKernels kMhcPreBackwardSimdKernels{streamDotsSimd, stageXgSimd, gradXRowSimd, dxgBlockSimd,
+                                                       phiGradBlockSimd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

@@ -1,6 +1,7 @@
 // MhcPreBackward kernels on dense buffers (spec mhc.md 3.4). They know nothing about aclTensor: the plan hands them
 // rows of x-dtype (FLOAT16 or BF16) and fp32 data. Each kernel is single-threaded and deterministic; the SIMD and the
-// scalar table need not agree bit for bit (the h_pre gradient sums in another order), only closely.
+// scalar table need not agree bit for bit (the h_pre gradient sums in another order), only closely; the two matmul
+// kernels agree bit for bit on targets with fused multiply-add.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +44,28 @@ struct MhcGradXRow {
  */
 using MhcGradXRowFn = void (*)(aclDataType dtype, const MhcGradXRow& row, int64_t n);
 
+/**
+ * dxg[r * ldDxg + c] = sum_f dm[r * fusion + f] * phi[f * ldPhi + c] for r < rows, c < cols: per element one fused
+ * multiply-add chain over f ascending, from 0.
+ */
+using MhcDxgBlockFn = void (*)(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi,
+                               int64_t cols, float* dxg, int64_t ldDxg);
+
+/**
+ * The grad_phi contribution of a token block, Kahan-added: for f < fusion, c < cols, p = sum_r dm[r * fusion + f] *
+ * xg[r * ldXg + c] (one fused multiply-add chain over r ascending, from 0), then y = p - comp, t = sum + y,
+ * comp = (t - sum) - y, sum = t with sum = gradPhi[f * ldPhi + c] and comp = comp[f * ldPhi + c].
+ */
+using MhcPhiGradBlockFn = void (*)(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg,
+                                   int64_t cols, float* gradPhi, float* comp, int64_t ldPhi);
+
 /** The kernels a plan runs with, chosen once (core/kernel_select.h). */
 struct MhcPreBackwardKernels {
   MhcStreamDotsFn streamDots;
   MhcStageXgFn stageXg;
   MhcGradXRowFn gradXRow;
+  MhcDxgBlockFn dxgBlock;
+  MhcPhiGradBlockFn phiGradBlock;
 };
 extern const MhcPreBackwardKernels kMhcPreBackwardSimdKernels;
 extern const MhcPreBackwardKernels kMhcPreBackwardScalarKernels;
@@ -58,5 +76,9 @@ void mhcStreamDotsScalar(aclDataType dtype, const void* x, const void* gin, int6
 void mhcStageXgScalar(aclDataType dtype, const void* x, int64_t ldx, const float* gamma, int64_t rows, int64_t cols,
                       bool hf32, float* xg, int64_t ldxg);
 void mhcGradXRowScalar(aclDataType dtype, const MhcGradXRow& row, int64_t n);
+void mhcDxgBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi, int64_t cols,
+                       float* dxg, int64_t ldDxg);
+void mhcPhiGradBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg, int64_t cols,
+                           float* gradPhi, float* comp, int64_t ldPhi);
 
 }  // namespace gradkit::kernels

@@ -1,4 +1,5 @@
 // The plain scalar MhcPreBackward kernels: one element at a time, the contract of mhc_pre_backward_kernel.h.
+#include <cmath>
 #include <cstring>
 
 #include "core/hf32.h"
@@ -60,6 +61,34 @@ void mhcGradXRowScalar(aclDataType dtype, const MhcGradXRow& row, int64_t n) {
   }
 }
 
-const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{mhcStreamDotsScalar, mhcStageXgScalar, mhcGradXRowScalar};
+void mhcDxgBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi, int64_t cols,
+                       float* dxg, int64_t ldDxg) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      float acc = 0.0f;
+      for (int64_t f = 0; f < fusion; ++f) acc = std::fma(dm[r * fusion + f], phi[f * ldPhi + c], acc);
+      dxg[r * ldDxg + c] = acc;
+    }
+  }
+}
+
+void mhcPhiGradBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg, int64_t cols,
+                           float* gradPhi, float* comp, int64_t ldPhi) {
+  for (int64_t f = 0; f < fusion; ++f) {
+    for (int64_t c = 0; c < cols; ++c) {
+      float acc = 0.0f;
+      for (int64_t r = 0; r < rows; ++r) acc = std::fma(dm[r * fusion + f], xg[r * ldXg + c], acc);
+      float& sum = gradPhi[f * ldPhi + c];
+      float& low = comp[f * ldPhi + c];
+      const float y = acc - low;
+      const float t = sum + y;
+      low = (t - sum) - y;
+      sum = t;
+    }
+  }
+}
+
+const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{mhcStreamDotsScalar, mhcStageXgScalar, mhcGradXRowScalar,
+                                                         mhcDxgBlockScalar, mhcPhiGradBlockScalar};
 
 }  // namespace gradkit::kernels
