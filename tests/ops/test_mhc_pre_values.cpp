@@ -504,6 +504,21 @@ TEST_F(MhcPreValues, NonContiguousInputsAndOutputs) {
   }
 }
 
+// hIn written with non-temporal stores (what plans choose for outputs of 16 MiB and more) has the same bits.
+TEST_F(MhcPreValues, StreamedHInSameBits) {
+  const Shape s = squareShape(45, 4, 64);
+  Options o;
+  Inputs in = randomInputs(s, o.dtype, 450);
+  const Outputs plain = runPlan(s, o, in);
+  Call call(s, o, in, false);
+  ops::MhcPrePlan plan = ops::planMhcPre(call.args());
+  EXPECT_FALSE(plan.problem.streamHIn) << "a small hIn is written with ordinary stores";
+  plan.problem.streamHIn = true;
+  std::vector<unsigned char> workspace(plan.workspace.totalBytes());
+  ASSERT_EQ(plan.run(workspace.data()), ACLNN_SUCCESS);
+  EXPECT_TRUE(call.outputs() == plain);
+}
+
 // Without the caches every other output has the same bits.
 TEST_F(MhcPreValues, NoCaches) {
   const Shape s = squareShape(50, 6, 64);

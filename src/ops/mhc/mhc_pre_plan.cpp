@@ -52,6 +52,8 @@ MhcPrePlan planMhcPre(const MhcPreArgs& args) {
   p.normEps = static_cast<float>(args.normEps);
   p.hcEps = static_cast<float>(args.hcEps);
   p.inverseWidth = 1.0f / static_cast<float>(dims.width());
+  const uint64_t hInBytes = static_cast<uint64_t>(dims.tokens * dims.hidden) * 2;
+  p.streamHIn = !plan.hIn.staged() && hInBytes >= kStreamingStoreBytes;
 
   plan.packedPhi =
       booking.bookArray("packed phi", static_cast<uint64_t>(kernels::mhcPrePackedPhiFloats(p)), sizeof(float));

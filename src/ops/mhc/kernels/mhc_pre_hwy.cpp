@@ -10,6 +10,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "hwy/cache_control.h"
@@ -43,12 +44,11 @@ HWY_INLINE V8 Widen(const uint16_t* from) {
 
 /** 8 fp32 lanes narrowed to fp16 / bf16 bits (RNE; NaN stays NaN with its sign, top payload and quiet bit set). */
 template <bool kHalf>
-HWY_INLINE void Narrow(V8 v, uint16_t* to) {
-  const D8 d;
+HWY_INLINE auto Narrow(V8 v) {
   const hn::Rebind<uint16_t, D8> d16;
   if constexpr (kHalf) {
     const hn::Rebind<hwy::float16_t, D8> dh;
-    hn::StoreU(hn::BitCast(d16, hn::DemoteTo(dh, v)), d16, to);  // F16C: RNE, NaN kept quiet
+    return hn::BitCast(d16, hn::DemoteTo(dh, v));  // F16C: RNE, NaN kept quiet
   } else {
     const hn::RebindToUnsigned<D8> du;
     const hn::RebindToSigned<D8> di;
@@ -57,7 +57,7 @@ HWY_INLINE void Narrow(V8 v, uint16_t* to) {
     const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
     const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
     const auto chosen = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(chosen))), d16, to);
+    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(chosen)));
   }
 }
 
@@ -89,15 +89,12 @@ HWY_INLINE V8 Scaled(V8 v, const float* gamma) {
  */
 template <bool kHalf, bool kGamma, bool kHf32, size_t kR>
 HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_t kc, float* xg, size_t chunk,
-                          float* squares, size_t prefetch, size_t rowRest) {
+                          float* squares) {
   const D8 d;
   V8 sum[kR];
   for (size_t r = 0; r < kR; ++r) sum[r] = hn::LoadU(d, squares + r * 8);
   size_t kk = 0;
   for (; kk + 8 <= kc; kk += 8) {
-    if (kk % 32 == 0 && kk + prefetch < rowRest) {
-      for (size_t r = 0; r < kR; ++r) hwy::Prefetch(x + r * k + kk + prefetch);
-    }
     for (size_t r = 0; r < kR; ++r) {
       const V8 v = Widen<kHalf>(x + r * k + kk);
       sum[r] = hn::MulAdd(v, v, sum[r]);
@@ -121,20 +118,20 @@ HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_
   for (size_t r = 0; r < kR; ++r) hn::StoreU(sum[r], d, squares + r * 8);
 }
 
-/** Stages the chunk of `tokens` tokens, 4 at a time; the next chunk of their rows is prefetched meanwhile. */
+/** Stages the chunk of `tokens` tokens, 4 at a time. */
 template <bool kHalf, bool kGamma, bool kHf32>
-HWY_NOINLINE void StageChunk(const uint16_t* x, size_t k, size_t rowRest, const float* gamma, size_t kc, float* xg,
-                             size_t chunk, float* squares, size_t tokens) {
+HWY_NOINLINE void StageChunk(const uint16_t* x, size_t k, const float* gamma, size_t kc, float* xg, size_t chunk,
+                             float* squares, size_t tokens) {
   size_t t = 0;
   for (; t + 4 <= tokens; t += 4) {
-    StageRows<kHalf, kGamma, kHf32, 4>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8, chunk, rowRest);
+    StageRows<kHalf, kGamma, kHf32, 4>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8);
   }
   for (; t < tokens; ++t) {
-    StageRows<kHalf, kGamma, kHf32, 1>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8, chunk, rowRest);
+    StageRows<kHalf, kGamma, kHf32, 1>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8);
   }
 }
 
-using StageFn = void (*)(const uint16_t*, size_t, size_t, const float*, size_t, float*, size_t, float*, size_t);
+using StageFn = void (*)(const uint16_t*, size_t, const float*, size_t, float*, size_t, float*, size_t);
 
 /** The staging instance for gamma given or not and opImplMode. */
 template <bool kHalf>
@@ -143,21 +140,43 @@ StageFn ChooseStage(bool gamma, bool hf32) {
   return hf32 ? &StageChunk<kHalf, false, true> : &StageChunk<kHalf, false, false>;
 }
 
-/** kR token rows x kW vectors of h_mix: c (+)= sum over kk < kc of xg(r, kk) * panel(kk, :). */
+/**
+ * The x the next staging step reads: `rows` rows of `elements` elements from `base`, `stride` apart. The matmul
+ * asks for it 64 bytes at a time, spread over its k loop, so that x streams in from memory while the products
+ * run (staging alone would wait for it: its 32 short row pieces are more streams than the hardware tracks).
+ */
+struct NextX {
+  const uint16_t* base = nullptr;
+  size_t stride = 0, elements = 0, rows = 0;
+};
+
+/** kR token rows x kW vectors of h_mix: c (+)= sum over kk < kc of xg(r, kk) * panel(kk, :); prefetches the
+ *  rows [row0, row0 + kR) of `next`. */
 template <size_t kW, size_t kR>
 HWY_INLINE void MicroKernel(const float* HWY_RESTRICT xg, size_t lda, const float* HWY_RESTRICT panel, size_t kc,
-                            float* HWY_RESTRICT c, size_t ldc, bool accumulate) {
+                            float* HWY_RESTRICT c, size_t ldc, bool accumulate, const NextX& next, size_t row0) {
   const D8 d;
   V8 acc[kR][kW];
   for (size_t r = 0; r < kR; ++r) {
     for (size_t w = 0; w < kW; ++w) acc[r][w] = hn::Zero(d);
   }
-  for (size_t kk = 0; kk < kc; ++kk) {
-    V8 b[kW];
-    for (size_t w = 0; w < kW; ++w) b[w] = hn::LoadU(d, panel + kk * kW * 8 + w * 8);
-    for (size_t r = 0; r < kR; ++r) {
-      const V8 a = hn::Set(d, xg[r * lda + kk]);
-      for (size_t w = 0; w < kW; ++w) acc[r][w] = hn::MulAdd(a, b[w], acc[r][w]);
+  const size_t rows = row0 < next.rows ? HWY_MIN(kR, next.rows - row0) : 0;
+  const size_t linesPerRow = (next.elements + 31) / 32;
+  const size_t lines = rows * linesPerRow, steps = (kc + 7) / 8;
+  const size_t perStep = (lines + steps - 1) / steps;
+  size_t line = 0;
+  for (size_t k0 = 0; k0 < kc; k0 += 8) {
+    for (size_t q = 0; q < perStep && line < lines; ++q, ++line) {
+      hwy::Prefetch(next.base + (row0 + line / linesPerRow) * next.stride + (line % linesPerRow) * 32);
+    }
+    const size_t end = HWY_MIN(kc, k0 + 8);
+    for (size_t kk = k0; kk < end; ++kk) {
+      V8 b[kW];
+      for (size_t w = 0; w < kW; ++w) b[w] = hn::LoadU(d, panel + kk * kW * 8 + w * 8);
+      for (size_t r = 0; r < kR; ++r) {
+        const V8 a = hn::Set(d, xg[r * lda + kk]);
+        for (size_t w = 0; w < kW; ++w) acc[r][w] = hn::MulAdd(a, b[w], acc[r][w]);
+      }
     }
   }
   for (size_t r = 0; r < kR; ++r) {
@@ -170,30 +189,38 @@ HWY_INLINE void MicroKernel(const float* HWY_RESTRICT xg, size_t lda, const floa
 
 template <size_t kW>
 HWY_NOINLINE void PanelProducts(const float* xg, size_t lda, const float* panel, size_t kc, float* mix, size_t ldc,
-                                size_t count, bool accumulate) {
+                                size_t count, bool accumulate, const NextX& next) {
   size_t t = 0;
-  for (; t + 4 <= count; t += 4) MicroKernel<kW, 4>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+  for (; t + 4 <= count; t += 4) {
+    MicroKernel<kW, 4>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate, next, t);
+  }
   switch (count - t) {
     case 3:
-      return MicroKernel<kW, 3>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+      return MicroKernel<kW, 3>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate, next, t);
     case 2:
-      return MicroKernel<kW, 2>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+      return MicroKernel<kW, 2>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate, next, t);
     case 1:
-      return MicroKernel<kW, 1>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate);
+      return MicroKernel<kW, 1>(xg + t * lda, lda, panel, kc, mix + t * ldc, ldc, accumulate, next, t);
     default:
       return;
   }
 }
 
-/** h_in of one token: D values from its N streams and gates. */
+/** h_in of one token: D values from its N streams and gates; non-temporal stores when `stream` (then `out` is
+ *  16-byte aligned and D a multiple of 8). */
 template <bool kHalf>
-HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const float* gates, uint16_t* out) {
+HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const float* gates, uint16_t* out, bool stream) {
   const D8 d;
+  const hn::Rebind<uint16_t, D8> d16;
   size_t j = 0;
   for (; j + 8 <= dHidden; j += 8) {
     V8 acc = hn::Mul(Widen<kHalf>(x + j), hn::Set(d, gates[0]));
     for (size_t i = 1; i < n; ++i) acc = hn::MulAdd(Widen<kHalf>(x + i * dHidden + j), hn::Set(d, gates[i]), acc);
-    Narrow<kHalf>(acc, out + j);
+    if (stream) {
+      hn::Stream(Narrow<kHalf>(acc), d16, out + j);
+    } else {
+      hn::StoreU(Narrow<kHalf>(acc), d16, out + j);
+    }
   }
   if (j < dHidden) {  // tail through small buffers
     const size_t rest = dHidden - j;
@@ -205,7 +232,7 @@ HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const floa
       acc = hn::MulAdd(Widen<kHalf>(bits), hn::Set(d, gates[i]), acc);
     }
     uint16_t narrow[8];
-    Narrow<kHalf>(acc, narrow);
+    hn::StoreU(Narrow<kHalf>(acc), d16, narrow);
     std::memcpy(out + j, narrow, rest * sizeof(uint16_t));
   }
 }
@@ -227,27 +254,38 @@ void BlockTyped(const MhcPreProblem& p, int64_t first, int64_t count, float* scr
   for (size_t k0 = 0; k0 < k; k0 += chunk) {
     const size_t kc = std::min(chunk, k - k0);
     const float* gamma = p.gamma != nullptr ? p.gamma + k0 : nullptr;
-    stage(x + k0, k, k - k0, gamma, kc, xg, chunk, squares, tokens);
+    stage(x + k0, k, gamma, kc, xg, chunk, squares, tokens);
+    // What the next staging step reads: this block's next chunk, or the first chunk of the following tokens.
+    NextX next;
+    if (k0 + chunk < k) {
+      next = {x + k0 + chunk, k, std::min(chunk, k - k0 - chunk), tokens};
+    } else {
+      const size_t after = static_cast<size_t>(p.tokens - first) - tokens;
+      next = {x + tokens * k, k, std::min(chunk, k), std::min<size_t>(after, kMhcPreBlockTokens)};
+    }
     for (size_t start = 0, w = 0; start < vectors; start += w) {
       w = static_cast<size_t>(mhcPrePanelVectors(static_cast<int64_t>(vectors - start)));
       const float* panel = p.packedPhi + start * 8 * k + k0 * w * 8;
       float* out = mix + start * 8;
       if (w == 3) {
-        PanelProducts<3>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0);
+        PanelProducts<3>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0, next);
       } else if (w == 2) {
-        PanelProducts<2>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0);
+        PanelProducts<2>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0, next);
       } else {
-        PanelProducts<1>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0);
+        PanelProducts<1>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0, next);
       }
+      next.rows = 0;  // the first panel asked for it
     }
   }
 
   const size_t n = static_cast<size_t>(p.streams), dHidden = static_cast<size_t>(p.hidden);
   auto* hIn = static_cast<uint16_t*>(p.hIn) + static_cast<size_t>(first) * dHidden;
+  const bool stream = p.streamHIn && dHidden % 8 == 0 && reinterpret_cast<uintptr_t>(hIn) % 16 == 0;
   for (size_t t = 0; t < tokens; ++t) {
     mhc_pre::tokenGates(p, first + static_cast<int64_t>(t), mix + t * fp, squares + t * 8, gates + t * n);
-    TokenHIn<kHalf>(x + t * k, n, dHidden, gates + t * n, hIn + t * dHidden);
+    TokenHIn<kHalf>(x + t * k, n, dHidden, gates + t * n, hIn + t * dHidden, stream);
   }
+  if (stream) hwy::FlushStream();
 }
 
 bool Block(const MhcPreProblem& p, int64_t first, int64_t count, float* scratch) {

@@ -43,6 +43,7 @@ struct MhcPreProblem {
   const float* bias = nullptr;       // [F]
   const float* packedPhi = nullptr;  // mhcPrePackPhi's layout (HF32-rounded in opImplMode 1)
   void* hIn = nullptr;               // [T, D], x's dtype
+  bool streamHIn = false;            // hIn written with non-temporal stores (a large output would only evict x)
   float* hPost = nullptr;            // [T, N]
   float* hRes = nullptr;             // [T, R], null when noResidual
   float* invRms = nullptr;           // [T], or null (cache not requested)
