@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -72,12 +73,11 @@ HWY_INLINE V8 RoundHf32(V8 v) {
   return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
 }
 
-/** xg of one vector: v * gamma (kGamma), HF32-rounded (kHf32, opImplMode 1). */
+/** xg of one vector: v * gamma (kGamma; `gamma` holds its 8 values), HF32-rounded (kHf32, opImplMode 1). */
 template <bool kGamma, bool kHf32>
-HWY_INLINE V8 Scaled(V8 v, const float* gamma) {
-  const D8 d;
+HWY_INLINE V8 Scaled(V8 v, V8 gamma) {
   V8 g = v;
-  if constexpr (kGamma) g = hn::Mul(v, hn::LoadU(d, gamma));
+  if constexpr (kGamma) g = hn::Mul(v, gamma);
   if constexpr (kHf32) g = RoundHf32(g);
   return g;
 }
@@ -95,10 +95,11 @@ HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_
   for (size_t r = 0; r < kR; ++r) sum[r] = hn::LoadU(d, squares + r * 8);
   size_t kk = 0;
   for (; kk + 8 <= kc; kk += 8) {
+    const V8 g = kGamma ? hn::LoadU(d, gamma + kk) : hn::Zero(d);  // once for the kR rows (xg may alias it)
     for (size_t r = 0; r < kR; ++r) {
       const V8 v = Widen<kHalf>(x + r * k + kk);
       sum[r] = hn::MulAdd(v, v, sum[r]);
-      hn::StoreU(Scaled<kGamma, kHf32>(v, kGamma ? gamma + kk : nullptr), d, xg + r * chunk + kk);
+      hn::StoreU(Scaled<kGamma, kHf32>(v, g), d, xg + r * chunk + kk);
     }
   }
   if (kk < kc) {  // tail through small buffers: zero lanes add nothing to the squares
@@ -111,7 +112,7 @@ HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_
       std::memcpy(bits, x + r * k + kk, rest * sizeof(uint16_t));
       const V8 v = Widen<kHalf>(bits);
       sum[r] = hn::MulAdd(v, v, sum[r]);
-      hn::StoreU(Scaled<kGamma, kHf32>(v, scale), d, out);
+      hn::StoreU(Scaled<kGamma, kHf32>(v, hn::LoadU(d, scale)), d, out);
       std::memcpy(xg + r * chunk + kk, out, rest * sizeof(float));
     }
   }
@@ -206,36 +207,57 @@ HWY_NOINLINE void PanelProducts(const float* xg, size_t lda, const float* panel,
   }
 }
 
-/** h_in of one token: D values from its N streams and gates; non-temporal stores when `stream` (then `out` is
- *  16-byte aligned and D a multiple of 8). */
-template <bool kHalf>
-HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const float* gates, uint16_t* out, bool stream) {
-  const D8 d;
+/** h_in of 8 elements at column j: x0 * h0, then fma per stream, in stream order. kN: N, or 0 (runtime n). */
+template <bool kHalf, size_t kN>
+HWY_INLINE V8 HInVector(const uint16_t* x, size_t n, size_t dHidden, const V8* h, size_t j) {
+  const size_t streams = kN != 0 ? kN : n;
+  V8 acc = hn::Mul(Widen<kHalf>(x + j), h[0]);
+  for (size_t i = 1; i < streams; ++i) acc = hn::MulAdd(Widen<kHalf>(x + i * dHidden + j), h[i], acc);
+  return acc;
+}
+
+/** h_in of one token: D values from its N streams and gate vectors h; non-temporal stores when
+ *  `stream` (then `out` is 16-byte aligned and D a multiple of 8). */
+template <bool kHalf, size_t kN>
+HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const V8* h, uint16_t* out, bool stream) {
   const hn::Rebind<uint16_t, D8> d16;
   size_t j = 0;
-  for (; j + 8 <= dHidden; j += 8) {
-    V8 acc = hn::Mul(Widen<kHalf>(x + j), hn::Set(d, gates[0]));
-    for (size_t i = 1; i < n; ++i) acc = hn::MulAdd(Widen<kHalf>(x + i * dHidden + j), hn::Set(d, gates[i]), acc);
+  for (; j + 16 <= dHidden; j += 16) {  // two independent chains per step
+    const auto lo = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j));
+    const auto hi = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j + 8));
     if (stream) {
-      hn::Stream(Narrow<kHalf>(acc), d16, out + j);
+      hn::Stream(lo, d16, out + j);
+      hn::Stream(hi, d16, out + j + 8);
     } else {
-      hn::StoreU(Narrow<kHalf>(acc), d16, out + j);
+      hn::StoreU(lo, d16, out + j);
+      hn::StoreU(hi, d16, out + j + 8);
+    }
+  }
+  for (; j + 8 <= dHidden; j += 8) {
+    const auto v = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j));
+    if (stream) {
+      hn::Stream(v, d16, out + j);
+    } else {
+      hn::StoreU(v, d16, out + j);
     }
   }
   if (j < dHidden) {  // tail through small buffers
     const size_t rest = dHidden - j;
     uint16_t bits[8] = {};
     std::memcpy(bits, x + j, rest * sizeof(uint16_t));
-    V8 acc = hn::Mul(Widen<kHalf>(bits), hn::Set(d, gates[0]));
+    V8 acc = hn::Mul(Widen<kHalf>(bits), h[0]);
     for (size_t i = 1; i < n; ++i) {
       std::memcpy(bits, x + i * dHidden + j, rest * sizeof(uint16_t));
-      acc = hn::MulAdd(Widen<kHalf>(bits), hn::Set(d, gates[i]), acc);
+      acc = hn::MulAdd(Widen<kHalf>(bits), h[i], acc);
     }
     uint16_t narrow[8];
     hn::StoreU(Narrow<kHalf>(acc), d16, narrow);
     std::memcpy(out + j, narrow, rest * sizeof(uint16_t));
   }
 }
+
+// Streams whose gate vectors live on the stack (every profile's N).
+constexpr size_t kMaxUnrolledStreams = 8;
 
 template <bool kHalf>
 void BlockTyped(const MhcPreProblem& p, int64_t first, int64_t count, float* scratch) {
@@ -283,7 +305,29 @@ void BlockTyped(const MhcPreProblem& p, int64_t first, int64_t count, float* scr
   const bool stream = p.streamHIn && dHidden % 8 == 0 && reinterpret_cast<uintptr_t>(hIn) % 16 == 0;
   for (size_t t = 0; t < tokens; ++t) {
     mhc_pre::tokenGates(p, first + static_cast<int64_t>(t), mix + t * fp, squares + t * 8, gates + t * n);
-    TokenHIn<kHalf>(x + t * k, n, dHidden, gates + t * n, hIn + t * dHidden, stream);
+    const float* g = gates + t * n;
+    if (n <= kMaxUnrolledStreams) {
+      V8 h[kMaxUnrolledStreams];
+      for (size_t i = 0; i < n; ++i) h[i] = hn::Set(hn::CappedTag<float, 8>(), g[i]);
+      switch (n) {
+        case 4:
+          TokenHIn<kHalf, 4>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+        case 6:
+          TokenHIn<kHalf, 6>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+        case 8:
+          TokenHIn<kHalf, 8>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+        default:
+          TokenHIn<kHalf, 0>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+      }
+    } else {
+      std::vector<V8> h(n);  // more streams than any profile allows: the general loop
+      for (size_t i = 0; i < n; ++i) h[i] = hn::Set(hn::CappedTag<float, 8>(), g[i]);
+      TokenHIn<kHalf, 0>(x + t * k, n, dHidden, h.data(), hIn + t * dHidden, stream);
+    }
   }
   if (stream) hwy::FlushStream();
 }
