@@ -43,6 +43,21 @@ TEST(Metrics, SmallGoldenValuesAreCountedNotRelated) {
   EXPECT_EQ(errorMetrics(actualBf16.data(), goldenBf16.data(), 2, ACL_BF16).smallValueErrors, 1);
 }
 
+TEST(Metrics, SmallValueBoundsScaleWithALargeOutput) {
+  // Largest |g| = 1024: fp32 elements below 1024 * 2^-14 = 0.0625 are small, and count when off by more than
+  // 1024 * 2^-30. 0.05 is small here (it would not be in an output of order one); 0.1 is not.
+  const std::vector<double> golden{1024.0, 0.05, 0.1};
+  const std::vector<double> actual{1024.0, 0.05 + 1e-6, 0.1 + 1e-6};
+  const ErrorMetrics m = errorMetrics(actual.data(), golden.data(), 3, ACL_FLOAT);
+  EXPECT_EQ(m.counted, 2);
+  EXPECT_EQ(m.smallValueErrors, 1);  // 1e-6 > 1024 * 2^-30 (9.5e-7)
+  EXPECT_NEAR(m.mare, 1e-6 / (0.1 + 1e-7), 1e-12);
+  // The same two small elements in an output of order one are both counted by their relative error.
+  const std::vector<double> unitGolden{1.0, 0.05, 0.1};
+  const std::vector<double> unitActual{1.0, 0.05 + 1e-6, 0.1 + 1e-6};
+  EXPECT_EQ(errorMetrics(unitActual.data(), unitGolden.data(), 3, ACL_FLOAT).counted, 3);
+}
+
 TEST(Metrics, NonFiniteGoldenIsJudgedByClass) {
   const std::vector<double> golden{kNan, kInf, -kInf, 2.0};
   const std::vector<double> actual{kNan, kInf, kInf, 2.0};

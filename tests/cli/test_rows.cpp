@@ -17,17 +17,18 @@ std::set<std::string> keys(const nlohmann::json& object) {
 }
 
 TEST(Rows, VerifyJsonHasTheIssueKeys) {
-  VerifyRow row{"threshold_backward", "tail_3_fp16", "fp16", true, true, 0.0, 0.0, ""};
+  VerifyRow row{"threshold_backward", "tail_3_fp16", "fp16", true, true, 0.0, 0.0, "", "00ff00ff00ff00ff"};
   const nlohmann::json json = verifyRowsToJson({row});
   ASSERT_EQ(json.size(), 1u);
-  EXPECT_EQ(keys(json[0]),
-            (std::set<std::string>{"op", "case", "dtype", "passed", "bitexact", "max_abs_err", "max_rel_err"}));
+  EXPECT_EQ(keys(json[0]), (std::set<std::string>{"op", "case", "dtype", "passed", "bitexact", "max_abs_err",
+                                                  "max_rel_err", "output_digest"}));
+  EXPECT_EQ(json[0]["output_digest"], "00ff00ff00ff00ff");
   EXPECT_EQ(json[0]["case"], "tail_3_fp16");
   EXPECT_EQ(json[0]["passed"], true);
 }
 
 TEST(Rows, VerifyJsonWritesInfiniteErrorsAsNullAndKeepsTheNote) {
-  VerifyRow row{"op", "c", "fp32", false, false, std::numeric_limits<double>::infinity(), 0.5, "why"};
+  VerifyRow row{"op", "c", "fp32", false, false, std::numeric_limits<double>::infinity(), 0.5, "why", ""};
   const nlohmann::json json = verifyRowsToJson({row});
   EXPECT_TRUE(json[0]["max_abs_err"].is_null());
   EXPECT_EQ(json[0]["max_rel_err"], 0.5);
@@ -62,8 +63,8 @@ TEST(Rows, FormatNumber) {
 
 TEST(Rows, VerifyTableListsEveryRowAndExplainsFailures) {
   std::ostringstream out;
-  printVerifyTable(out, {{"op", "good", "int8", true, true, 0.0, 0.0, ""},
-                         {"op", "bad", "fp32", false, false, 2.0, 1.0, "3 of 8 elements differ"}});
+  printVerifyTable(out, {{"op", "good", "int8", true, true, 0.0, 0.0, "", ""},
+                         {"op", "bad", "fp32", false, false, 2.0, 1.0, "3 of 8 elements differ", ""}});
   const std::string text = out.str();
   EXPECT_NE(text.find("op  good  int8   PASS"), std::string::npos) << text;
   EXPECT_NE(text.find("op  bad   fp32   FAIL  2            1            no"), std::string::npos) << text;

@@ -24,8 +24,10 @@ struct ErrorMetrics {
  * Metrics of `actual` against `golden` (n values each, already widened to double) for results of `dtype`
  * (FLOAT16, BF16 or FLOAT select the small-value bounds: |g| < 2^-11 / 2^-8 / 2^-14 is small, and an error
  * above 2^-16 / 2^-16 / 2^-30 there counts). Small elements are left out of MARE and MERE, where a
- * relative error means nothing, and judged by their count instead. Golden non-finite elements are left out
- * of everything but nonFiniteMismatches.
+ * relative error means nothing, and judged by their count instead. The fp32 bounds are for outputs of order one:
+ * they are multiplied by max(1, the largest finite |g|), so the elements of a large sum (gradients summed over
+ * thousands of tokens) that cancel to a tiny fraction of the output's scale count as small. Golden non-finite
+ * elements are left out of everything but nonFiniteMismatches.
  */
 ErrorMetrics errorMetrics(const double* actual, const double* golden, int64_t n, aclDataType dtype);
 
