@@ -2,8 +2,8 @@
 // reductions). Header-only templates for float and double.
 //
 // Every routine relies on IEEE round-to-nearest arithmetic evaluated as written: no -ffast-math and
-// no FMA contraction (the project builds with -std=c++20, where GCC and Clang keep
-// -ffp-contract=off). TwoProd uses an explicit std::fma, which is exact by definition.
+// no FMA contraction (the project builds everything with -ffp-contract=off: C++ compilers contract by
+// default). TwoProd uses an explicit std::fma, which is exact by definition.
 #pragma once
 
 #include <cmath>
