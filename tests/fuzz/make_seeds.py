@@ -27,6 +27,31 @@ for op, name in enumerate(["dropout", "genmask", "genmask-v2", "genmask-v2-tenso
     DROPOUT[name + "-bf16-3d"] = [op, 2, 3, 2, 0, 3, 0, 4, 0]
     DROPOUT[name + "-float-130"] = [op, 0, 1, 2, 7]
 
+# fuzz_mhc (bytes in decoding order): op (0 MhcPre, 1 V2, 2 Backward, 3 BackwardV2), the null byte, profile (0:
+# Ascend950, 170: Ascend910B, 171: Ascend910_93), layout (1: BSND), T (or B, S; m < 240: 1 + m % 3, 244: 65), N
+# (0/1/2: 4/6/8), D (0: the profile's smallest, 1: twice it), alpha (200: [2]), phi N! (2: yes), hRes form flip,
+# x dtype (1: FP16), gamma (1: absent), then per operator: [mode (150: 1)], eps..., caches / gradXPost choices.
+MHC = {
+    "pre-tnd-n4-d64-bf16": [0, 0, 0, 0, 1, 0, 0],
+    "pre-bsnd-n6-d128": [0, 0, 0, 1, 0, 1, 1, 1],
+    "pre-n8-fp16-no-gamma": [0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 1],
+    "pre-alpha2": [0, 0, 0, 0, 1, 0, 0, 200],
+    "pre-no-caches": [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128],
+    "pre-a2-factorial": [0, 0, 170, 0, 1, 0, 0, 0, 2],
+    "pre-a3-square-d256": [0, 0, 171, 0, 1, 0, 1],
+    "pre-v2-hf32": [1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 150],
+    "pre-v2-fp32-bsnd": [1, 0, 0, 1, 1, 1, 2, 0],
+    "pre-v2-a2-unavailable": [1, 0, 170, 0, 1, 0, 0],
+    "backward-tnd-n4-d64": [2, 0, 0, 0, 1, 0, 0],
+    "backward-bsnd-n6-fp16": [2, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1],
+    "backward-65-tokens-n8": [2, 0, 0, 0, 244, 2, 0],
+    "backward-no-gamma-no-gradxpost": [2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1],
+    "backward-in-place": [2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3],
+    "backward-a2-factorial": [2, 0, 170, 0, 1, 0, 0, 0, 2],
+    "backward-v2-hf32": [3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 150],
+    "backward-v2-a3-unavailable": [3, 0, 171, 0, 1, 0, 0],
+}
+
 
 def write(target, seeds):
     folder = HERE / "corpus" / target
@@ -37,3 +62,4 @@ def write(target, seeds):
 
 write("fuzz_threshold_backward", THRESHOLD)
 write("fuzz_dropout_family", DROPOUT)
+write("fuzz_mhc", MHC)
