@@ -16,10 +16,11 @@ cd "$(dirname "$0")"
 # needs the OpenCL library and headers at configure time (no OpenCL device is needed at run time).
 # strace: the dependency check traces a configure with it. clang, libclang-rt-14-dev (libFuzzer), libomp-14-dev
 # (clang's OpenMP), and llvm + lld (the archiver, linker and binutils CMake picks for a clang build): the fuzz
-# targets (tests/fuzz).
+# targets (tests/fuzz). python3-dev, pybind11-dev, libdlpack-dev: the Python module (python/, GRADKIT_BUILD_PYTHON);
+# python3-matplotlib: examples/train_tiny.py --plot.
 PACKAGES=(cmake ninja-build g++ pkg-config ccache clang-format strace libhwy-dev libdnnl-dev ocl-icd-opencl-dev
           nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch
-          clang libclang-rt-14-dev libomp-14-dev llvm lld)
+          clang libclang-rt-14-dev libomp-14-dev llvm lld python3-dev pybind11-dev libdlpack-dev python3-matplotlib)
 
 install_packages() {
   local missing=()
@@ -68,7 +69,7 @@ case "$command" in
     if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
       git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run -Werror
     fi
-    build build
+    build build -DGRADKIT_BUILD_PYTHON=ON  # the gradkit Python module and its pytest (tests/python)
     ctest --test-dir build --output-on-failure --parallel "$(nproc)"
     # The same GoogleTest suites under AddressSanitizer + UndefinedBehaviorSanitizer.
     build build-sanitize -DGRADKIT_SANITIZE=ON -DGRADKIT_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo

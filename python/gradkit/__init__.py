@@ -1,0 +1,29 @@
+"""gradkit: Huawei CANN's aclnn operators on the CPU, from Python (docs/python.md).
+
+  gradkit.relu, gradkit.dropout, gradkit.mhc_pre   torch.autograd functions (need torch)
+  gradkit.ops                                      the raw operators, on torch tensors or numpy arrays
+  gradkit.torch_npu                                torch_npu's names and keywords for the same operators
+  gradkit.reference                                pure-torch reference implementations (need torch)
+  gradkit.AclnnError                               raised by a failing operator: .api, .status, .message
+"""
+from . import _C, ops
+from ._arrays import Bf16Array, as_bf16
+from ._C import AclnnError
+
+__version__ = _C.version()
+
+
+def set_soc(name):
+    """Chooses the emulated SoC ("Ascend950", "Ascend910B", "Ascend910_93") before the first operator call."""
+    _C.set_soc(name)
+
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError:  # numpy only: the raw operators
+    pass
+else:
+    from . import torch_npu
+    from .autograd import dropout, mhc_pre, relu
+
+__all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "torch_npu"]

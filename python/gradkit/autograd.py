@@ -1,0 +1,112 @@
+"""torch.autograd.Function wrappers: the forward and the backward of each pair of gradkit operators, so that
+gradkit's kernels run inside an ordinary PyTorch training step (CPU tensors, any strides).
+
+Each user function carries its pieces as attributes: `.Function` (the autograd.Function), `.forward_op` and
+`.backward_op` (the raw operators of gradkit.ops it calls). Operators still to come (compressor, flash attention)
+follow the same pattern: a Function class calling gradkit.ops, a function with those three attributes, an entry
+in __all__ and in gradkit/__init__.py."""
+import torch
+
+from . import ops
+
+__all__ = ["relu", "dropout", "mhc_pre"]
+
+
+def _attach(function, autograd_function, forward_op, backward_op):
+    function.Function = autograd_function
+    function.forward_op = forward_op
+    function.backward_op = backward_op
+    return function
+
+
+class ReluFunction(torch.autograd.Function):
+    """ReLU: forward in torch (gradkit has no forward ReLU operator), backward by aclnnThresholdBackward on the
+    saved output, as PyTorch's own ReLU backward (threshold_backward(grad, result, 0))."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.relu(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return ops.threshold_backward(grad, y, 0)
+
+
+def relu(x):
+    """max(x, 0) with gradkit's ThresholdBackward as the backward. dtypes: float32, float16, bfloat16."""
+    return ReluFunction.apply(x)
+
+
+class DropoutFunction(torch.autograd.Function):
+    """native_dropout forward (packed keep mask) and native_dropout_backward with that mask."""
+
+    @staticmethod
+    def forward(ctx, x, p, training, seed, offset):
+        out, mask = ops.native_dropout(x, p, training, seed=seed, offset=offset)
+        ctx.save_for_backward(mask)
+        ctx.scale = ops.native_dropout_scale(p, training)
+        ctx.mark_non_differentiable(mask)
+        return out, mask
+
+    @staticmethod
+    def backward(ctx, grad, _grad_mask):
+        (mask,) = ctx.saved_tensors
+        return ops.native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
+
+
+def dropout(x, p=0.5, training=True, *, seed=None, offset=0, return_mask=False):
+    """Dropout as torch.nn.functional.dropout (zero with probability p, scale the rest by 1/(1-p); identity when
+    not training), with gradkit's masks: the Ascend950 Philox stream of (seed, offset). seed None draws one from
+    torch's global generator. return_mask also returns the packed UINT8 keep mask (unpack_dropout_mask)."""
+    out, mask = DropoutFunction.apply(x, float(p), bool(training), seed, int(offset))
+    return (out, mask) if return_mask else out
+
+
+class MhcPreFunction(torch.autograd.Function):
+    """aclnnMhcPre[V2] forward (with the caches) and aclnnMhcPreBackward[V2] backward."""
+
+    @staticmethod
+    def forward(ctx, x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
+        out = ops.mhc_pre(x, phi, alpha, bias, gamma, norm_eps=norm_eps, hc_eps=hc_eps, op_impl_mode=op_impl_mode)
+        ctx.save_for_backward(x, phi, alpha, gamma, out.inv_rms, out.h_mix, out.h_pre, out.h_post)
+        ctx.hc_eps = hc_eps
+        ctx.op_impl_mode = op_impl_mode
+        ctx.has_gamma = gamma is not None
+        ctx.res_shape = None if out.h_res is None else tuple(out.h_res.shape)
+        if out.h_res is None:
+            return out.h_in, out.h_post
+        return out.h_in, out.h_post, out.h_res
+
+    @staticmethod
+    def backward(ctx, grad_h_in, grad_h_post, grad_h_res=None):
+        x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post = ctx.saved_tensors
+        # Outputs that took no part in the loss get no gradient from autograd: zeros of their shape.
+        if grad_h_in is None:
+            grad_h_in = torch.zeros(x.shape[:-2] + x.shape[-1:], dtype=x.dtype)
+        if grad_h_post is None:
+            grad_h_post = torch.zeros(h_post.shape, dtype=torch.float32)
+        if grad_h_res is None:
+            if ctx.res_shape is None:
+                raise NotImplementedError("aclnnMhcPreBackward has no alpha [2] variant (no h_res)")
+            grad_h_res = torch.zeros(ctx.res_shape, dtype=torch.float32)
+        grads = ops.mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre,
+                                     h_post, gamma if ctx.has_gamma else None, hc_eps=ctx.hc_eps,
+                                     op_impl_mode=ctx.op_impl_mode)
+        grad_gamma = grads.grad_gamma if ctx.has_gamma else None
+        return grads.grad_x, grads.grad_phi, grads.grad_alpha, grads.grad_bias, grad_gamma, None, None, None
+
+
+def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_impl_mode=None):
+    """mHC pre-mapping (aclnnMhcPre, docs/mhc.md) with autograd: returns (h_in, h_post, h_res) for alpha [3],
+    (h_in, h_post) for alpha [2] (forward only). x [T, N, D] or [B, S, N, D] bfloat16 / float16; phi [F, N*D],
+    alpha, bias [F], gamma [N, D] or None float32. op_impl_mode None: the V1 entry points; 0 / 1: V2 with fp32 /
+    HF32 matmul operands. Gradients flow to x, phi, alpha, bias and gamma."""
+    return MhcPreFunction.apply(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)
+
+
+_attach(relu, ReluFunction, None, ops.threshold_backward)
+_attach(dropout, DropoutFunction, ops.native_dropout, ops.native_dropout_backward)
+_attach(mhc_pre, MhcPreFunction, ops.mhc_pre, ops.mhc_pre_backward)

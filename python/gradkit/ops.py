@@ -1,0 +1,156 @@
+"""The raw operators: one call of the aclnn operator (or of gradkit's torch_npu-style host dispatch) on torch
+tensors or numpy arrays, no autograd. Outputs are allocated (in the inputs' library) unless given with out=...;
+given outputs may have any strides and are written in place. Failures raise gradkit.AclnnError with the aclnn
+status and the aclGetRecentErrMsg() text."""
+from collections import namedtuple
+
+from . import _C
+from ._arrays import arg, empty, empty_like_dtype, is_torch, random_seed, result, shape_of
+
+# DropoutPath / DropoutBackwardPath values of include/gradkit/native_dropout.h, by name.
+DROPOUT_PATHS = {0: "rejected", 1: "empty", 2: "identity", 3: "zeros", 4: "v3", 5: "genmask+domask"}
+DROPOUT_BACKWARD_PATHS = {0: "rejected", 1: "empty", 2: "clone", 3: "zeros", 4: "v3grad", 5: "domask"}
+
+
+def threshold_backward(grad_output, self, threshold=0, *, out=None):
+    """aclnnThresholdBackward: grad_output where self > threshold, else 0 (the backward of ReLU / threshold).
+    grad_output and self broadcast; out (allocated when None) has the broadcast shape and grad_output's dtype.
+    threshold: a Python int (INT64 scalar) or float (DOUBLE scalar). Returns out."""
+    if out is None:
+        shape = _broadcast_shape(shape_of(grad_output), shape_of(self))
+        out = empty_like_dtype(grad_output, shape)
+    _C.threshold_backward(arg(grad_output), arg(self), threshold, arg(out))
+    return result(out)
+
+
+def dropout_mask_bytes(numel):
+    """Bytes of the packed dropout mask of a tensor with `numel` elements: ceil(numel / 128) * 16."""
+    return (numel + 127) // 128 * 16
+
+
+def native_dropout(input, p, train=True, *, seed=None, offset=0, out=None, mask=None, return_path=False):
+    """gradkit::native_dropout (torch_npu's native_dropout on the aclnn dropout ops): returns (out, mask) with
+    out = input * keep / (1 - p) and mask the packed keep bits (UINT8 [ceil(n/128)*16], LSB first, 1 = keep).
+    seed None draws one from the inputs' library's global generator; offset picks the Philox subsequence (a
+    multiple of 4). With return_path, also the path taken ("v3", "identity", ...)."""
+    if out is None:
+        out = empty_like_dtype(input, shape_of(input))
+    if mask is None:
+        mask = empty(input, (dropout_mask_bytes(_numel(input)),), "uint8")
+    if seed is None:
+        seed = random_seed(input)
+    path = _C.native_dropout(arg(input), float(p), bool(train), int(seed), int(offset), arg(out), arg(mask))
+    if return_path:
+        return result(out), mask, DROPOUT_PATHS[path]
+    return result(out), mask
+
+
+def native_dropout_scale(p, train=True):
+    """The scale native_dropout_backward takes after native_dropout(p, train): 1/(1-p) (1 when not training, 0
+    for p == 1)."""
+    return _C.native_dropout_scale(float(p), bool(train))
+
+
+def native_dropout_backward(grad, mask, scale, *, out=None, return_path=False):
+    """gradkit::native_dropout_backward (torch_npu's dispatch): grad * keep * scale through aclnnDropoutV3Grad
+    (bit-exact with PyTorch) in the Ascend950 profile; scale 1 copies grad, scale 0 gives zeros (mask not read,
+    may be None). Returns out (with return_path also the path taken)."""
+    if out is None:
+        out = empty_like_dtype(grad, shape_of(grad))
+    path = _C.native_dropout_backward(arg(grad), arg(mask), float(scale), arg(out))
+    if return_path:
+        return result(out), DROPOUT_BACKWARD_PATHS[path]
+    return result(out)
+
+
+def dropout_v3_grad(grad_y, mask, scale, *, out=None):
+    """aclnnDropoutV3Grad: grad_y * keep * scale with the packed mask, no short-cuts (Ascend950 profile only)."""
+    if out is None:
+        out = empty_like_dtype(grad_y, shape_of(grad_y))
+    _C.dropout_v3_grad(arg(grad_y), arg(mask), float(scale), arg(out))
+    return result(out)
+
+
+def unpack_dropout_mask(mask, shape):
+    """The packed keep bits as a bool tensor / array of `shape` (element i is bit i % 8 of byte i // 8)."""
+    numel = 1
+    for dim in shape:
+        numel *= dim
+    if is_torch(mask):
+        import torch
+
+        bits = torch.arange(8, dtype=torch.uint8)
+        keep = (mask.reshape(-1, 1) >> bits) & 1
+        return keep.reshape(-1)[:numel].bool().reshape(shape)
+    import numpy as np
+
+    keep = np.unpackbits(np.asarray(mask, np.uint8), bitorder="little")
+    return keep[:numel].astype(bool).reshape(shape)
+
+
+MhcPreResult = namedtuple("MhcPreResult", "h_in h_post h_res inv_rms h_mix h_pre")
+MhcPreGrads = namedtuple("MhcPreGrads", "grad_x grad_phi grad_alpha grad_bias grad_gamma")
+
+
+def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_impl_mode=None, caches=True):
+    """aclnnMhcPre (op_impl_mode None) or aclnnMhcPreV2 (op_impl_mode 0 = fp32, 1 = HF32 matmul operands).
+    x [T, N, D] or [B, S, N, D] (bfloat16 / float16), phi [F, N*D], alpha [3] or [2], bias [F], gamma [N, D] or
+    None (float32). Returns MhcPreResult(h_in (x's dtype), h_post, h_res (None for alpha [2]), inv_rms, h_mix,
+    h_pre); the last three are the caches of the backward (None with caches=False)."""
+    shape = shape_of(x)
+    lead, n, d = shape[:-2], shape[-2], shape[-1]
+    rows = shape_of(phi)[0]
+    h_in = empty_like_dtype(x, lead + (d,))
+    h_post = empty(x, lead + (n,), "float32")
+    h_res = None
+    if shape_of(alpha)[0] == 3:
+        width = rows - 2 * n
+        h_res = empty(x, lead + ((n, n) if width == n * n else (width,)), "float32")
+    inv_rms = h_mix = h_pre = None
+    if caches:
+        inv_rms = empty(x, lead, "float32")
+        h_mix = empty(x, lead + (rows,), "float32")
+        h_pre = empty(x, lead + (n,), "float32")
+    _C.mhc_pre(arg(x), arg(phi), arg(alpha), arg(bias), arg(gamma), float(norm_eps), float(hc_eps), op_impl_mode,
+               arg(h_in), arg(h_post), arg(h_res), arg(inv_rms), arg(h_mix), arg(h_pre))
+    return MhcPreResult(result(h_in), h_post, h_res, inv_rms, h_mix, h_pre)
+
+
+def mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post, gamma=None,
+                     *, grad_x_post=None, hc_eps=1e-6, op_impl_mode=None, grad_x=None, grad_gamma=None):
+    """aclnnMhcPreBackward (op_impl_mode None) or aclnnMhcPreBackwardV2. The caches and h_post come from mhc_pre
+    with the same x, phi, alpha, gamma and hc_eps. grad_x_post (x's shape and dtype) is added into grad_x; grad_x
+    may be grad_x_post itself (in place). Returns MhcPreGrads(grad_x, grad_phi, grad_alpha, grad_bias,
+    grad_gamma); grad_gamma is None without gamma unless a buffer is passed (then left untouched, as upstream)."""
+    if grad_x is None:
+        grad_x = empty_like_dtype(x, shape_of(x))
+    grad_phi = empty(x, shape_of(phi), "float32")
+    grad_alpha = empty(x, (3,), "float32")
+    grad_bias = empty(x, (shape_of(phi)[0],), "float32")
+    if gamma is not None and grad_gamma is None:
+        grad_gamma = empty(x, shape_of(gamma), "float32")
+    _C.mhc_pre_backward(arg(x), arg(phi), arg(alpha), arg(grad_h_in), arg(grad_h_post), arg(grad_h_res),
+                        arg(inv_rms), arg(h_mix), arg(h_pre), arg(h_post), arg(gamma), arg(grad_x_post),
+                        float(hc_eps), op_impl_mode, arg(grad_x), arg(grad_phi), arg(grad_alpha), arg(grad_bias),
+                        arg(grad_gamma))
+    return MhcPreGrads(result(grad_x), grad_phi, grad_alpha, grad_bias, grad_gamma)
+
+
+def _numel(value):
+    total = 1
+    for dim in shape_of(value):
+        total *= dim
+    return total
+
+
+def _broadcast_shape(a, b):
+    """numpy broadcasting of two shapes (ValueError when they do not broadcast)."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    shape = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            raise ValueError(f"shapes {a} and {b} do not broadcast")
+        shape.append(y if x == 1 else x)
+    return tuple(shape)

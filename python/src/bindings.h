@@ -1,0 +1,18 @@
+// The operator groups of gradkit._C; each adds its functions to the module (module.cpp calls them all).
+// New operators (compressor, flash attention) add a bindXxx here and a file of their own.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace gradkit::python {
+
+/** threshold_backward: aclnnThresholdBackward (the backward of ReLU). */
+void bindThresholdBackward(pybind11::module_& module);
+
+/** native_dropout, native_dropout_backward (gradkit's host dispatch), dropout_v3_grad, native_dropout_scale. */
+void bindDropout(pybind11::module_& module);
+
+/** mhc_pre (aclnnMhcPre / V2), mhc_pre_backward (aclnnMhcPreBackward / V2). */
+void bindMhc(pybind11::module_& module);
+
+}  // namespace gradkit::python
