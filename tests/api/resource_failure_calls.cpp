@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
+#include <vector>
 
 #include "aclnnop/aclnn_dropout.h"
 #include "aclnnop/aclnn_dropout_backward.h"
@@ -12,6 +14,10 @@
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
 #include "aclnnop/aclnn_dropout_v3_grad.h"
+#include "aclnnop/aclnn_mhc_pre.h"
+#include "aclnnop/aclnn_mhc_pre_backward.h"
+#include "aclnnop/aclnn_mhc_pre_backward_v2.h"
+#include "aclnnop/aclnn_mhc_pre_v2.h"
 #include "aclnnop/aclnn_threshold_backward.h"
 
 namespace gradkit_test {
@@ -210,6 +216,128 @@ std::unique_ptr<OpCall> dropoutV3Grad() {
   return call;
 }
 
+// mHC (docs/mhc.md): TND, T = 5 tokens, N = 4 streams, D = 64 (the smallest hidden size of the default Ascend950
+// profile), BF16 x, gamma given, the N*N residual: phi has F = 2N + N*N = 24 rows of K = N*D = 256.
+constexpr int64_t kMhcTokens = 5, kMhcStreams = 4, kMhcHidden = 64;
+constexpr int64_t kMhcRows = 2 * kMhcStreams + kMhcStreams * kMhcStreams, kMhcWidth = kMhcStreams * kMhcHidden;
+
+/** A dense tensor of `shape` over its own device buffer, held by `call`; outputs are left to resetOutputs. */
+aclTensor* shaped(OpCall& call, aclDataType dtype, size_t elementSize, const std::vector<int64_t>& shape,
+                  bool isOutput) {
+  const int64_t elements = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  auto& list = isOutput ? call.outputs : call.inputs;
+  auto& buffer = list.emplace_back(std::make_unique<DeviceBuffer>(static_cast<size_t>(elements) * elementSize));
+  const int64_t storage[1] = {elements};
+  return keep(
+      call, aclCreateTensor(shape.data(), shape.size(), dtype, nullptr, 0, ACL_FORMAT_ND, storage, 1, buffer->data()));
+}
+
+/** The value of element i of an mHC input: `base` plus a small multiple of 1/64 (exact in BF16). */
+float mhcValue(int64_t i, float base) { return base + static_cast<float>((i * 7) % 13 - 6) / 64.0f; }
+
+/** A FLOAT input of `shape` holding mhcValue(i, base). */
+aclTensor* mhcFloat(OpCall& call, const std::vector<int64_t>& shape, float base) {
+  aclTensor* tensor = shaped(call, ACL_FLOAT, sizeof(float), shape, false);
+  auto& buffer = call.inputs.back();
+  auto* values = static_cast<float*>(buffer->data());
+  for (size_t i = 0; i < buffer->size() / sizeof(float); ++i) values[i] = mhcValue(static_cast<int64_t>(i), base);
+  return tensor;
+}
+
+/** A BF16 input of `shape` holding mhcValue(i, base) (the top half of the exact fp32 value). */
+aclTensor* mhcBf16(OpCall& call, const std::vector<int64_t>& shape, float base) {
+  aclTensor* tensor = shaped(call, ACL_BF16, sizeof(uint16_t), shape, false);
+  auto& buffer = call.inputs.back();
+  auto* values = static_cast<uint16_t*>(buffer->data());
+  for (size_t i = 0; i < buffer->size() / sizeof(uint16_t); ++i) {
+    const float value = mhcValue(static_cast<int64_t>(i), base);
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    values[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  return tensor;
+}
+
+aclTensor* mhcFloatOutput(OpCall& call, const std::vector<int64_t>& shape) {
+  return shaped(call, ACL_FLOAT, sizeof(float), shape, true);
+}
+
+/** aclnnMhcPre (V2: opImplMode 1, HF32) with every output, the caches included. */
+std::unique_ptr<OpCall> mhcPreCall(bool v2) {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
+  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.0f);
+  aclTensor* phi = mhcFloat(*call, {kMhcRows, kMhcWidth}, 0.0f);
+  aclTensor* alpha = mhcFloat(*call, {3}, 1.0f);
+  aclTensor* bias = mhcFloat(*call, {kMhcRows}, 0.0f);
+  aclTensor* gamma = mhcFloat(*call, {n, d}, 1.0f);
+  aclTensor* hIn = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, d}, true);
+  aclTensor* hPost = mhcFloatOutput(*call, {t, n});
+  aclTensor* hRes = mhcFloatOutput(*call, {t, n, n});
+  aclTensor* invRms = mhcFloatOutput(*call, {t});
+  aclTensor* hMix = mhcFloatOutput(*call, {t, kMhcRows});
+  aclTensor* hPre = mhcFloatOutput(*call, {t, n});
+  if (v2) {
+    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+      return aclnnMhcPreV2GetWorkspaceSize(x, phi, alpha, bias, gamma, 1e-6, 1e-6, 1, hIn, hPost, hRes, invRms, hMix,
+                                           hPre, size, executor);
+    };
+    call->secondPhase = aclnnMhcPreV2;
+  } else {
+    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+      return aclnnMhcPreGetWorkspaceSize(x, phi, alpha, bias, gamma, 1e-6, 1e-6, hIn, hPost, hRes, invRms, hMix, hPre,
+                                         size, executor);
+    };
+    call->secondPhase = aclnnMhcPre;
+  }
+  return call;
+}
+
+std::unique_ptr<OpCall> mhcPre() { return mhcPreCall(false); }
+std::unique_ptr<OpCall> mhcPreV2() { return mhcPreCall(true); }
+
+/** aclnnMhcPreBackward (V2: opImplMode 1) with gamma and gradXPost, caches of plausible values. */
+std::unique_ptr<OpCall> mhcPreBackwardCall(bool v2) {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
+  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.0f);
+  aclTensor* phi = mhcFloat(*call, {kMhcRows, kMhcWidth}, 0.0f);
+  aclTensor* alpha = mhcFloat(*call, {3}, 1.0f);
+  aclTensor* gradHIn = mhcBf16(*call, {t, d}, 0.0f);
+  aclTensor* gradHPost = mhcFloat(*call, {t, n}, 0.0f);
+  aclTensor* gradHRes = mhcFloat(*call, {t, n, n}, 0.0f);
+  aclTensor* invRms = mhcFloat(*call, {t}, 4.0f);
+  aclTensor* hMix = mhcFloat(*call, {t, kMhcRows}, 0.0f);
+  aclTensor* hPre = mhcFloat(*call, {t, n}, 0.5f);   // sigmoid + hcEps: inside (0, 1)
+  aclTensor* hPost = mhcFloat(*call, {t, n}, 1.0f);  // 2 sigmoid: inside (0, 2)
+  aclTensor* gamma = mhcFloat(*call, {n, d}, 1.0f);
+  aclTensor* gradXPost = mhcBf16(*call, {t, n, d}, 0.0f);
+  aclTensor* gradX = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, n, d}, true);
+  aclTensor* gradPhi = mhcFloatOutput(*call, {kMhcRows, kMhcWidth});
+  aclTensor* gradAlpha = mhcFloatOutput(*call, {3});
+  aclTensor* gradBias = mhcFloatOutput(*call, {kMhcRows});
+  aclTensor* gradGamma = mhcFloatOutput(*call, {n, d});
+  if (v2) {
+    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+      return aclnnMhcPreBackwardV2GetWorkspaceSize(x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre,
+                                                   hPost, gamma, gradXPost, 1e-6f, 1, gradX, gradPhi, gradAlpha,
+                                                   gradBias, gradGamma, size, executor);
+    };
+    call->secondPhase = aclnnMhcPreBackwardV2;
+  } else {
+    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+      return aclnnMhcPreBackwardGetWorkspaceSize(x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre, hPost,
+                                                 gamma, gradXPost, 1e-6f, gradX, gradPhi, gradAlpha, gradBias,
+                                                 gradGamma, size, executor);
+    };
+    call->secondPhase = aclnnMhcPreBackward;
+  }
+  return call;
+}
+
+std::unique_ptr<OpCall> mhcPreBackward() { return mhcPreBackwardCall(false); }
+std::unique_ptr<OpCall> mhcPreBackwardV2() { return mhcPreBackwardCall(true); }
+
 }  // namespace
 
 const std::vector<ResourceFailureOp>& resourceFailureOps() {
@@ -223,6 +351,10 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnDropoutDoMask", doMask},
       {"aclnnDropoutBackward", dropoutBackward},
       {"aclnnDropoutV3Grad", dropoutV3Grad},
+      {"aclnnMhcPre", mhcPre},
+      {"aclnnMhcPreV2", mhcPreV2},
+      {"aclnnMhcPreBackward", mhcPreBackward},
+      {"aclnnMhcPreBackwardV2", mhcPreBackwardV2},
   };
   return ops;
 }

@@ -86,7 +86,7 @@ int64_t pickHidden(fuzz::Input& in, const Limits& p) {
 // One leading dim (T, or B and S): a few tokens; sometimes 0, or enough to cross the backward's 64-token chunks.
 int64_t pickLead(fuzz::Input& in) {
   const uint8_t m = in.u8();
-  static constexpr int64_t kOdd[] = {0, 5, 8, 17, 65, 129};
+  static constexpr int64_t kOdd[] = {0, 5, 8, 17, 65, 70};
   return m < 240 ? 1 + m % 3 : kOdd[m % 6];
 }
 
