@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Trains a tiny decoder block on the CPU twice, once on gradkit's operators and once on the pure-torch reference,
+and prints both loss curves (docs/python.md, "train_tiny").
+
+The block: token embedding copied into N = 4 residual streams (mHC), then two sub-blocks, attention and a ReLU
+MLP, each entered through the mHC pre-mapping (gradkit.mhc_pre: h_in, h_post, h_res from the streams) and left
+through the mHC post-mapping in plain torch (streams = h_res . streams + h_post * output), with dropout on each
+sub-block's output; the head averages the streams. The task is synthetic: sequences whose second half repeats the
+the loss the cross entropy of predicting each next token of arithmetic sequences modulo 16 (stride 1, 2 or 3).
+
+Operators per variant:
+  gradkit     gradkit.mhc_pre, gradkit.relu (ThresholdBackward), gradkit.dropout (native_dropout + V3Grad)
+  reference   gradkit.reference.mhc_pre, torch.relu, x * keep / (1 - p) in torch
+Both variants drop the same elements: the keep mask is a random input of the step, drawn from gradkit's dropout
+stream (seed = step, Philox subsequence = the sample's index in the global batch). Per-sample subsequences also
+make a sample's mask independent of which process holds it, so --world-size 2 sees the single-process masks.
+Attention is plain torch for now: --attention flash / compressor are the switches the gradkit wrappers of flash
+attention and the compressor will fill (they raise until those operators land).
+
+  --world-size 2   the same training as two processes under torch.distributed (gloo, DistributedDataParallel),
+                   each on half of the same global batch; rank 0 prints the curves of the global-batch loss.
+  --plot FILE      writes a PNG of the two curves (matplotlib).
+  --json FILE      writes the curves as JSON (what tests/python/test_train_tiny.py reads).
+"""
+import argparse
+import json
+import math
+import os
+import socket
+import sys
+
+import torch
+import torch.nn.functional as F
+
+try:
+    import gradkit
+except ImportError:  # run from the source tree: the module built into build/python
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python"))
+    import gradkit
+from gradkit import reference
+
+VOCAB, SEQ, DIM, STREAMS, HIDDEN = 16, 16, 64, 4, 128
+DROPOUT = 0.1
+
+
+class Ops:
+    """The operators one variant trains with."""
+
+    def __init__(self, name, attention):
+        self.name = name
+        self.attention_kind = attention
+        if attention != "torch":
+            # Extension point: gradkit.flash_attention (issue #10) / gradkit.compressor (issue #9) go here.
+            raise NotImplementedError(f"--attention {attention}: the gradkit wrapper has not landed yet")
+
+    def mhc_pre(self, x, phi, alpha, bias, gamma):
+        if self.name == "gradkit":
+            return gradkit.mhc_pre(x, phi, alpha, bias, gamma)
+        if self.name == "reference64":  # the reference with mHC evaluated in fp64 (outputs rounded to fp32 / bf16)
+            h_in, h_post, h_res = reference.mhc_pre(x, phi, alpha, bias, gamma, compute=torch.float64)
+            return h_in, h_post.float(), h_res.float()
+        return reference.mhc_pre(x, phi, alpha, bias, gamma)
+
+    def relu(self, x):
+        return gradkit.relu(x) if self.name == "gradkit" else torch.relu(x)
+
+    def dropout(self, x, step, first_sample):
+        """Per-sample dropout: sample b of this batch uses seed = step, offset = 4 * (first_sample + b)."""
+        outputs = []
+        for b in range(x.shape[0]):
+            offset = 4 * (first_sample + b)
+            if self.name == "gradkit":
+                outputs.append(gradkit.dropout(x[b], DROPOUT, seed=step, offset=offset))
+            else:
+                outputs.append(reference.dropout(x[b], keep_mask(x[b].shape, step, offset), DROPOUT))
+        return torch.stack(outputs)
+
+    def attention(self, q, k, v):
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        causal = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        return torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1) @ v
+
+
+def keep_mask(shape, seed, offset):
+    """The keep mask gradkit.dropout draws for (seed, offset), as a bool tensor (a random input of the step)."""
+    _, mask = gradkit.ops.native_dropout(torch.ones(shape), DROPOUT, seed=seed, offset=offset)
+    return gradkit.ops.unpack_dropout_mask(mask, shape)
+
+
+class MhcParams(torch.nn.Module):
+    """phi, alpha, bias, gamma of one mHC pre-mapping: starts as 'average the streams, keep them, add the output'."""
+
+    def __init__(self, generator):
+        super().__init__()
+        n, rows = STREAMS, STREAMS * STREAMS + 2 * STREAMS
+        self.phi = torch.nn.Parameter(torch.randn(rows, n * DIM, generator=generator) * 0.02)
+        self.alpha = torch.nn.Parameter(torch.tensor([1.0, 1.0, 0.1]))
+        bias = torch.zeros(rows)
+        bias[2 * n:] = torch.eye(n).reshape(-1)  # h_res starts near the identity
+        self.bias = torch.nn.Parameter(bias)
+        self.gamma = torch.nn.Parameter(torch.ones(n, DIM))
+
+
+class TinyDecoder(torch.nn.Module):
+    def __init__(self, seed=0):
+        super().__init__()
+        generator = torch.Generator().manual_seed(seed)
+
+        def linear(inputs, outputs):
+            layer = torch.nn.Linear(inputs, outputs)
+            with torch.no_grad():
+                layer.weight.copy_(torch.randn(outputs, inputs, generator=generator) / math.sqrt(inputs))
+                layer.bias.zero_()
+            return layer
+
+        self.embed = torch.nn.Embedding(VOCAB, DIM)
+        with torch.no_grad():
+            self.embed.weight.copy_(torch.randn(VOCAB, DIM, generator=generator))
+        self.position = torch.nn.Parameter(torch.randn(SEQ, DIM, generator=generator) * 0.5)
+        self.mhc_attention = MhcParams(generator)
+        self.mhc_mlp = MhcParams(generator)
+        self.q, self.k, self.v, self.o = (linear(DIM, DIM) for _ in range(4))
+        self.up, self.down = linear(DIM, HIDDEN), linear(HIDDEN, DIM)
+        self.head = linear(DIM, VOCAB)
+
+    def sub_block(self, ops, mhc, streams, body):
+        p = mhc
+        h_in, h_post, h_res = ops.mhc_pre(streams.to(torch.bfloat16), p.phi, p.alpha, p.bias, p.gamma)
+        out = body(h_in.float())
+        mixed = torch.einsum("bsnm,bsmd->bsnd", h_res, streams)
+        return mixed + h_post.unsqueeze(-1) * out.unsqueeze(-2)
+
+    def forward(self, tokens, ops, step, first_sample):
+        x = self.embed(tokens) + self.position
+        streams = x.unsqueeze(-2).expand(-1, -1, STREAMS, -1)
+
+        def attention(h):
+            out = self.o(ops.attention(self.q(h), self.k(h), self.v(h)))
+            return ops.dropout(out, 2 * step, first_sample)
+
+        def mlp(h):
+            return ops.dropout(self.down(ops.relu(self.up(h))), 2 * step + 1, first_sample)
+
+        streams = self.sub_block(ops, self.mhc_attention, streams, attention)
+        streams = self.sub_block(ops, self.mhc_mlp, streams, mlp)
+        h = streams.mean(-2)
+        h = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + 1e-6)
+        return self.head(h)
+
+
+def batch(step, size):
+    """The global batch of a step: arithmetic sequences modulo VOCAB, random start, step 1, 2 or 3 per sequence."""
+    generator = torch.Generator().manual_seed(1000 + step)
+    start = torch.randint(0, VOCAB, (size, 1), generator=generator)
+    stride = torch.randint(1, 4, (size, 1), generator=generator)
+    return (start + stride * torch.arange(SEQ)) % VOCAB
+
+
+def step_loss(model, tokens, ops, step, first_sample):
+    logits = model(tokens, ops, step, first_sample)
+    # Predict token t+1 from the tokens up to t, from the second position on (one token does not tell the stride).
+    return F.cross_entropy(logits[:, 1:-1].reshape(-1, VOCAB), tokens[:, 2:].reshape(-1))
+
+
+def train(variant, args, rank=0, world_size=1):
+    """Trains one variant; returns the global-batch loss of every step."""
+    ops = Ops(variant, args.attention)
+    model = TinyDecoder(seed=args.seed)
+    if world_size > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    local = args.batch // world_size
+    losses = []
+    for step in range(args.steps):
+        tokens = batch(step, args.batch)[rank * local:(rank + 1) * local]
+        loss = step_loss(model, tokens, ops, step, rank * local)
+        optimizer.zero_grad()
+        loss.backward()  # DDP averages the gradients over the ranks: the global-batch mean loss's gradient
+        optimizer.step()
+        value = loss.detach().clone()
+        if world_size > 1:
+            torch.distributed.all_reduce(value)
+            value /= world_size
+        losses.append(value.item())
+    return losses
+
+
+def run_variants(args, rank=0, world_size=1):
+    return {variant: train(variant, args, rank, world_size) for variant in args.variants}
+
+
+def distributed_worker(rank, args, port, path):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.set_num_threads(1)
+    torch.distributed.init_process_group("gloo", rank=rank, world_size=args.world_size)
+    try:
+        curves = run_variants(args, rank, args.world_size)
+        if rank == 0:
+            with open(path, "w") as f:
+                json.dump(curves, f)
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--batch", type=int, default=8, help="global batch (split over --world-size)")
+    parser.add_argument("--lr", type=float, default=0.02)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--world-size", type=int, default=1)
+    parser.add_argument("--attention", choices=["torch", "flash", "compressor"], default="torch")
+    parser.add_argument("--variants", nargs="+", choices=["gradkit", "reference", "reference64"],
+                        default=["gradkit", "reference"],
+                        help="reference64: the reference with mHC in fp64, to see how far two valid references "
+                             "drift apart")
+    parser.add_argument("--plot", metavar="FILE")
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    if args.batch % args.world_size:
+        parser.error("--batch must be a multiple of --world-size")
+
+    if args.world_size == 1:
+        curves = run_variants(args)
+    else:
+        import tempfile
+
+        import torch.multiprocessing as mp
+
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, "curves.json")
+            mp.spawn(distributed_worker, args=(args, free_port(), path), nprocs=args.world_size, join=True)
+            with open(path) as f:
+                curves = json.load(f)
+
+    print(f"step  gradkit    reference  (world size {args.world_size}, global batch {args.batch})")
+    for step, (ours, theirs) in enumerate(zip(curves["gradkit"], curves["reference"])):
+        print(f"{step:4d}  {ours:.6f}  {theirs:.6f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(curves, f)
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        figure, axes = plt.subplots(figsize=(6, 4))
+        axes.plot(curves["gradkit"], label="gradkit operators")
+        axes.plot(curves["reference"], "--", label="pure-torch reference")
+        axes.set_xlabel("step")
+        axes.set_ylabel("cross entropy")
+        axes.set_title(f"train_tiny (world size {args.world_size})")
+        axes.legend()
+        figure.savefig(args.plot, dpi=100, bbox_inches="tight")
+        print(f"wrote {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
