@@ -162,8 +162,9 @@ def step_loss(model, tokens, ops, step, first_sample):
     return F.cross_entropy(logits[:, 1:-1].reshape(-1, VOCAB), tokens[:, 2:].reshape(-1))
 
 
-def train(variant, args, rank=0, world_size=1):
-    """Trains one variant; returns the global-batch loss of every step."""
+def train(variant, args, rank=0, world_size=1, first_gradients=None):
+    """Trains one variant; returns the global-batch loss of every step. first_gradients (a dict), when given,
+    receives the (global-batch) gradient of every parameter at step 0."""
     ops = Ops(variant, args.attention)
     model = TinyDecoder(seed=args.seed)
     if world_size > 1:
@@ -176,6 +177,8 @@ def train(variant, args, rank=0, world_size=1):
         loss = step_loss(model, tokens, ops, step, rank * local)
         optimizer.zero_grad()
         loss.backward()  # DDP averages the gradients over the ranks: the global-batch mean loss's gradient
+        if step == 0 and first_gradients is not None:
+            first_gradients.update({name: p.grad.clone() for name, p in model.named_parameters()})
         optimizer.step()
         value = loss.detach().clone()
         if world_size > 1:
@@ -186,7 +189,18 @@ def train(variant, args, rank=0, world_size=1):
 
 
 def run_variants(args, rank=0, world_size=1):
-    return {variant: train(variant, args, rank, world_size) for variant in args.variants}
+    """The loss curve of each variant, and under "step0_gradients" [||g - g_reference||, ||g_reference||] of each
+    parameter's step-0 gradient (the training curves hide small gradient errors; these do not)."""
+    curves, gradients = {}, {}
+    for variant in args.variants:
+        gradients[variant] = {}
+        curves[variant] = train(variant, args, rank, world_size, gradients[variant])
+    if "reference" in gradients:
+        base = gradients["reference"]
+        curves["step0_gradients"] = {
+            variant: {name: [(g - base[name]).norm().item(), base[name].norm().item()] for name, g in grads.items()}
+            for variant, grads in gradients.items() if variant != "reference"}
+    return curves
 
 
 def distributed_worker(rank, args, port, path):
