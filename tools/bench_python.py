@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Speed of the gradkit Python module, as ratios measured in the same run (docs/python.md, "Speed").
+
+Two tables:
+  1. forward + backward through each autograd wrapper (gradkit.relu / dropout / mhc_pre) against the pure-torch
+     reference on the same data (torch.relu, torch's dropout, gradkit.reference.mhc_pre in fp32): time ratio.
+  2. the wrapper's own overhead: the raw operator through gradkit.ops (outputs given, so both sides do the same
+     work) against the same operator called on the C API directly through ctypes (aclCreateTensor for every
+     tensor, GetWorkspaceSize, the run, aclrtSynchronizeStream: what any caller must do). Goal: < 5 % from 1M
+     elements on.
+Timings are medians of interleaved repetitions (A B A B ...), so a neighbour's load hits both sides alike.
+
+Usage: PYTHONPATH=build/python python3 tools/bench_python.py [--repeat 30] [--sizes 1048576 4194304]
+"""
+import argparse
+import ctypes
+import glob
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+try:
+    import gradkit
+except ImportError:  # from the source tree: the module built into build/python
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python"))
+    import gradkit
+from gradkit import reference
+
+ACL = {torch.float32: 0, torch.float16: 1, torch.uint8: 4, torch.int64: 9, torch.bfloat16: 27}
+
+
+def interleaved(a, b, repeat):
+    """Median seconds of a() and b(), run alternately after one warm-up call each."""
+    a()
+    b()
+    times_a, times_b = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        a()
+        times_a.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        b()
+        times_b.append(time.perf_counter() - start)
+    return statistics.median(times_a), statistics.median(times_b)
+
+
+# ---------------------------------------------------------------------------------------------- direct C API
+
+
+def load_library():
+    """libgradkit as gradkit._C uses it: inside an installed package, else the build tree's lib/."""
+    package = os.path.dirname(gradkit.__file__)
+    candidates = glob.glob(os.path.join(package, "libgradkit.so*"))
+    candidates += glob.glob(os.path.join(package, "..", "..", "lib", "libgradkit.so*"))
+    if os.environ.get("GRADKIT_LIB"):
+        candidates.insert(0, os.environ["GRADKIT_LIB"])
+    lib = ctypes.CDLL(os.path.abspath(candidates[0]))
+    i64p = ctypes.POINTER(ctypes.c_int64)
+    lib.aclCreateTensor.restype = ctypes.c_void_p
+    lib.aclCreateTensor.argtypes = [i64p, ctypes.c_uint64, ctypes.c_int, i64p, ctypes.c_int64, ctypes.c_int, i64p,
+                                    ctypes.c_uint64, ctypes.c_void_p]
+    lib.aclDestroyTensor.argtypes = [ctypes.c_void_p]
+    lib.aclCreateScalar.restype = ctypes.c_void_p
+    lib.aclCreateScalar.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.aclDestroyScalar.argtypes = [ctypes.c_void_p]
+    lib.aclrtSynchronizeStream.argtypes = [ctypes.c_void_p]
+    vp = ctypes.c_void_p
+    lib.aclnnThresholdBackwardGetWorkspaceSize.argtypes = [vp] * 6
+    lib.aclnnDropoutV3GradGetWorkspaceSize.argtypes = [vp, vp, ctypes.c_double, vp, vp, vp]
+    lib.aclnnMhcPreGetWorkspaceSize.argtypes = [vp] * 5 + [ctypes.c_double] * 2 + [vp] * 8
+    lib.aclnnMhcPreBackwardGetWorkspaceSize.argtypes = [vp] * 12 + [ctypes.c_float] + [vp] * 7
+    for name in ("ThresholdBackward", "DropoutV3Grad", "MhcPre", "MhcPreBackward"):
+        getattr(lib, f"aclnn{name}").argtypes = [vp, ctypes.c_uint64, vp, vp]
+    return lib
+
+
+def describe(lib, tensor):
+    """An aclTensor over a contiguous torch tensor (dims, strides, storage = the tensor itself)."""
+    if tensor is None:
+        return None
+    n = tensor.dim()
+    dims = (ctypes.c_int64 * max(n, 1))(*tensor.shape)
+    strides = (ctypes.c_int64 * max(n, 1))(*tensor.stride())
+    storage = (ctypes.c_int64 * 1)(tensor.numel())
+    return lib.aclCreateTensor(dims, n, ACL[tensor.dtype], strides, 0, 2, storage, 1, tensor.data_ptr())
+
+
+class Direct:
+    """Two-phase calls on the C API with a workspace kept between calls (as gradkit._C keeps one per thread)."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.workspace = (ctypes.c_uint8 * 1)()
+
+    def call(self, name, tensors, scalars_before, extra=()):
+        """aclnn<name>GetWorkspaceSize(*descriptors of tensors with scalars at their positions, size, executor)."""
+        lib = self.lib
+        handles = [describe(lib, t) for t in tensors]
+        args = []
+        for index, handle in enumerate(handles):
+            args.extend(scalars_before.get(index, ()))
+            args.append(handle)
+        args.extend(extra)
+        size = ctypes.c_uint64(0)
+        executor = ctypes.c_void_p()
+        status = getattr(lib, f"aclnn{name}GetWorkspaceSize")(*args, ctypes.byref(size), ctypes.byref(executor))
+        assert status == 0, (name, status)
+        if size.value > ctypes.sizeof(self.workspace):
+            self.workspace = (ctypes.c_uint8 * size.value)()
+        assert getattr(lib, f"aclnn{name}")(ctypes.addressof(self.workspace), size.value, executor, None) == 0
+        assert lib.aclrtSynchronizeStream(None) == 0
+        for handle in handles:
+            if handle:
+                lib.aclDestroyTensor(handle)
+
+
+# ---------------------------------------------------------------------------------------------- benchmarks
+
+
+def forward_backward(function, inputs, grads):
+    outputs = function(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    torch.autograd.backward(outputs, grads)
+
+
+def mhc_data(tokens, n=4, d=512):
+    generator = torch.Generator().manual_seed(0)
+    rows = n * n + 2 * n
+    x = torch.randn(tokens, n, d, generator=generator).bfloat16()
+    phi = torch.randn(rows, n * d, generator=generator) * 0.02
+    alpha = torch.tensor([1.0, 0.5, 0.3])
+    bias = torch.randn(rows, generator=generator) * 0.1
+    gamma = torch.rand(n, d, generator=generator) + 0.5
+    return x, phi, alpha, bias, gamma
+
+
+def wrapper_rows(sizes, repeat):
+    print("1. forward + backward, autograd wrapper vs pure-torch reference (same data)")
+    print(f"{'op':10} {'dtype':9} {'elements':>9} {'gradkit ms':>11} {'torch ms':>9} {'ratio':>6}")
+    for size in sizes:
+        for dtype in (torch.float32, torch.bfloat16):
+            x = torch.randn(size).to(dtype).requires_grad_()
+            g = torch.randn(size).to(dtype)
+            for name, ours, theirs in (
+                    ("relu", lambda t: gradkit.relu(t), torch.relu),
+                    ("dropout", lambda t: gradkit.dropout(t, 0.1, seed=1), lambda t: F.dropout(t, 0.1))):
+                a, b = interleaved(lambda: forward_backward(ours, (x,), (g,)),
+                                   lambda: forward_backward(theirs, (x,), (g,)), repeat)
+                print(f"{name:10} {str(dtype)[6:]:9} {size:9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
+    for tokens in (512, 1024):
+        params = [t.requires_grad_() for t in mhc_data(tokens)]
+        with torch.no_grad():
+            shapes = [o.shape for o in gradkit.mhc_pre(*params)]
+        grads = [torch.randn(shapes[0]).bfloat16(), torch.randn(shapes[1]), torch.randn(shapes[2])]
+        a, b = interleaved(lambda: forward_backward(gradkit.mhc_pre, params, grads),
+                           lambda: forward_backward(reference.mhc_pre, params, grads), max(repeat // 3, 5))
+        print(f"{'mhc_pre':10} {'bf16 x':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
+
+
+def overhead_rows(sizes, repeat):
+    lib = load_library()
+    direct = Direct(lib)
+    print()
+    print("2. wrapper overhead: gradkit.ops (outputs given) vs the C API through ctypes (goal < 5 % from 1M on)")
+    print(f"{'op':24} {'elements':>9} {'gradkit.ops ms':>15} {'C API ms':>9} {'overhead':>9}")
+    zero = ctypes.c_double(0.0)
+    for size in sizes:
+        grad, self, out = torch.randn(size), torch.randn(size), torch.empty(size)
+
+        def c_threshold():
+            scalar = lib.aclCreateScalar(ctypes.byref(zero), 11)
+            direct.call("ThresholdBackward", [grad, self], {}, extra=[ctypes.c_void_p(scalar), out_handle(out)])
+            lib.aclDestroyScalar(scalar)
+
+        handles = []
+
+        def out_handle(tensor):  # output descriptors made per call too (destroyed after the call)
+            handle = describe(lib, tensor)
+            handles.append(handle)
+            return ctypes.c_void_p(handle)
+
+        def c_threshold_clean():
+            c_threshold()
+            while handles:
+                lib.aclDestroyTensor(handles.pop())
+
+        a, b = interleaved(lambda: gradkit.ops.threshold_backward(grad, self, 0.0, out=out), c_threshold_clean, repeat)
+        print(f"{'threshold_backward fp32':24} {size:9d} {a * 1e3:15.3f} {b * 1e3:9.3f} {100 * (a / b - 1):8.1f}%")
+
+        _, mask = gradkit.ops.native_dropout(grad, 0.1, seed=1)
+
+        def c_v3grad():
+            direct.call("DropoutV3Grad", [grad, mask], {}, extra=[ctypes.c_double(1 / 0.9), out_handle(out)])
+            while handles:
+                lib.aclDestroyTensor(handles.pop())
+
+        a, b = interleaved(lambda: gradkit.ops.dropout_v3_grad(grad, mask, 1 / 0.9, out=out), c_v3grad, repeat)
+        print(f"{'dropout_v3_grad fp32':24} {size:9d} {a * 1e3:15.3f} {b * 1e3:9.3f} {100 * (a / b - 1):8.1f}%")
+
+    x, phi, alpha, bias, gamma = mhc_data(512)
+    res = gradkit.ops.mhc_pre(x, phi, alpha, bias, gamma)
+    outputs = list(res)
+
+    def c_mhc():
+        tensors = [x, phi, alpha, bias, gamma]
+        handles_out = [describe(lib, t) for t in outputs]
+        direct.call("MhcPre", tensors, {}, extra=[ctypes.c_double(1e-6), ctypes.c_double(1e-6)] +
+                    [ctypes.c_void_p(h) for h in handles_out])
+        for handle in handles_out:
+            lib.aclDestroyTensor(handle)
+
+    def ours_mhc():
+        gradkit._C.mhc_pre(x, phi, alpha, bias, gamma, 1e-6, 1e-6, None, *outputs)
+
+    a, b = interleaved(ours_mhc, c_mhc, repeat)
+    print(f"{'mhc_pre (T=512 D=512)':24} {x.numel():9d} {a * 1e3:15.3f} {b * 1e3:9.3f} {100 * (a / b - 1):8.1f}%")
+    print("(mhc_pre row: gradkit._C with the outputs given, i.e. the binding without the Python allocation)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1 << 20, 1 << 22])
+    args = parser.parse_args()
+    print(f"gradkit {gradkit.__version__}, torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
+          f"GRADKIT_NUM_THREADS={os.environ.get('GRADKIT_NUM_THREADS', 'default')}, load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (a loaded machine delays the stream's worker thread: "
+          "compare ratios, not times)")
+    wrapper_rows(args.sizes, args.repeat)
+    overhead_rows(args.sizes, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
