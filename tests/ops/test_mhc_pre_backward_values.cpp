@@ -506,6 +506,32 @@ TEST(MhcPreBackwardValues, SimdAndScalarKernelsAgree) {
   }
 }
 
+TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
+  // With the same h_pre dot products (the scalar ones) the SIMD segment kernel must give the scalar kernel's bits on
+  // a target with fused multiply-add: the same fma chains, the same elementwise operations. D = 45 and 21 leave
+  // strips of 16 + 8 + scalar columns, column blocks of 64 straddle streams (several segments per block), T = 137 a
+  // token block of 9 rows (6 + 3), N = 8 an F of 80 (grad_phi rows 6 x 13 + 2).
+  const kernels::MhcPreBackwardKernels mixed{kernels::kMhcPreBackwardScalarKernels.streamDots,
+                                             kernels::kMhcPreBackwardSimdKernels.segment};
+  std::vector<Case> cases;
+  for (bool hf32 : {false, true}) {
+    for (bool gamma : {false, true}) {
+      Case c;
+      c.tokens = 137, c.hidden = 45, c.hf32 = hf32, c.gamma = gamma, c.gradXPost = !gamma, c.seed = 11;
+      cases.push_back(c);
+    }
+  }
+  Case wide;
+  wide.tokens = 31, wide.streams = 8, wide.hidden = 21, wide.dtype = ACL_FLOAT16, wide.seed = 12;
+  cases.push_back(wide);
+  for (const Case& c : cases) {
+    const Problem p = makeProblem(c);
+    const Result scalar = runPlan(p, &kernels::kMhcPreBackwardScalarKernels);
+    expectMatchesGolden(p, scalar);
+    EXPECT_TRUE(sameBits(scalar, runPlan(p, &mixed))) << describe(c);
+  }
+}
+
 TEST(MhcPreBackwardValues, SameBitsForAnyThreadCount) {
   // T = 150 (token blocks of 128: 128 + 22), K = 4 * 136 = 544 (column blocks of 64: 8 + a block of 32).
   ThreadCountGuard guard;

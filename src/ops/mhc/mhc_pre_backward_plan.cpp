@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "base/dtype.h"
@@ -20,6 +21,7 @@ constexpr int64_t kTokenChunk = 64;
 // the widest column block (a multiple of every SIMD panel width). Narrower blocks when K is small, so that a small
 // K still gives several blocks to share.
 constexpr int64_t kTokenBlock = 128;
+static_assert(kTokenBlock % kTokenChunk == 0, "a token block holds whole pass-1 chunks");
 constexpr int64_t kMaxColumnBlock = 256;
 constexpr int64_t kMinColumnBlock = 64;
 constexpr int64_t kTargetColumnBlocks = 16;
@@ -30,27 +32,21 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The per-slot scratch of pass 2, in floats from the slot's base; every piece starts on 64 bytes.
 struct SlotLayout {
-  int64_t ld = 0;         // leading dim of the [.., Kc] pieces: Kc + 16, so that rows do not share L1 sets
-  int64_t phiBlock = 0;   // [F, Kc] phi's columns of the block (HF32-rounded in mode 1)
-  int64_t xg = 0;         // [Tb, Kc] x * gamma of a block (HF32-rounded in mode 1)
-  int64_t dxg = 0;        // [Tb, Kc] dm . phi of a block
   int64_t gammaPart = 0;  // [Kc] sum over a block's tokens of x * dxg
+  int64_t xgStrip = 0;    // [Tb, kMhcStripColumns] x * gamma of a strip (HF32-rounded in mode 1)
   int64_t floats = 0;     // the slot's size
 };
 
-SlotLayout slotLayout(int64_t fusion, int64_t tokenBlock, int64_t columnBlock) {
+SlotLayout slotLayout(int64_t tokenBlock, int64_t columnBlock) {
   SlotLayout s;
-  s.ld = columnBlock + 16;
   int64_t at = 0;
   const auto take = [&at](int64_t floats) {
     const int64_t start = at;
     at += roundUp(floats, 16);
     return start;
   };
-  s.phiBlock = take(fusion * s.ld);
-  s.xg = take(tokenBlock * s.ld);
-  s.dxg = take(tokenBlock * s.ld);
   s.gammaPart = take(columnBlock);
+  s.xgStrip = take(tokenBlock * kernels::kMhcStripColumns);
   s.floats = at;
   return s;
 }
@@ -69,6 +65,10 @@ void kahanAdd(float* sum, float* comp, const float* term, int64_t n) {
 
 void kahanFinish(float* sum, const float* comp, int64_t n) {
   for (int64_t i = 0; i < n; ++i) sum[i] -= comp[i];
+}
+
+void kahanFinish(float* out, const float* sum, const float* comp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = sum[i] - comp[i];
 }
 
 // The dense inputs of a run.
@@ -131,17 +131,17 @@ void tokenTerms(const MhcPreBackwardPlan& plan, const Inputs& in, int64_t t, flo
   rmsCoef = -(gR * (r * r * r)) / static_cast<float>(k);
 }
 
-void passOne(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
+// Pass 1 for chunks [chunk0, chunk1): dm, the RMS coefficients and each chunk's compensated sums.
+void passOneChunks(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory, int64_t chunk0, int64_t chunk1) {
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, terms = f + 3;
   float* dm = plan.dm.in<float>(memory);
   float* coef = plan.rmsCoef.in<float>(memory);
   float* sums = plan.chunkSums.in<float>(memory);
-  const int64_t chunks = ceilDiv(d.tokens, plan.tokenChunk);
-  parallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
+  parallelFor(chunk1 - chunk0, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> gPre(static_cast<size_t>(d.streams)), dz(static_cast<size_t>(f));
     std::vector<NeumaierSum<float>> acc(static_cast<size_t>(terms));
-    for (int64_t chunk = begin; chunk < end; ++chunk) {
+    for (int64_t chunk = chunk0 + begin; chunk < chunk0 + end; ++chunk) {
       std::fill(acc.begin(), acc.end(), NeumaierSum<float>());
       const int64_t last = std::min(d.tokens, (chunk + 1) * plan.tokenChunk);
       for (int64_t t = chunk * plan.tokenChunk; t < last; ++t) {
@@ -153,7 +153,13 @@ void passOne(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& ou
       for (int64_t j = 0; j < terms; ++j) sums[chunk * terms + j] = acc[j].value();
     }
   });
-  // The chunks' sums in chunk order: the same bits for any thread count.
+}
+
+// grad_bias and grad_alpha: the chunks' sums in chunk order, the same bits for any thread count.
+void passOneTotals(const MhcPreBackwardPlan& plan, const Outputs& out, void* memory) {
+  const int64_t f = plan.dims.fusion, terms = f + 3;
+  const float* sums = plan.chunkSums.in<float>(memory);
+  const int64_t chunks = ceilDiv(plan.dims.tokens, plan.tokenChunk);
   for (int64_t j = 0; j < terms; ++j) {
     NeumaierSum<float> total;
     for (int64_t chunk = 0; chunk < chunks; ++chunk) total.add(sums[chunk * terms + j]);
@@ -169,125 +175,159 @@ void passOne(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& ou
 struct PassTwoData {
   const float* dm;       // [T, F]
   const float* rmsCoef;  // [T]
-  float* phiComp;        // [F, K] Kahan compensation of grad_phi
+  float* phiPack;        // [blocks, F, ldPack] phi by column block (HF32-rounded in mode 1)
+  float* phiSum;         // [blocks, F, ldPack] grad_phi running sums
+  float* phiComp;        // [blocks, F, ldPack] their Kahan compensations
   float* gammaComp;      // [K] Kahan compensation of grad_gamma (null without gamma)
 };
 
-// Pass 2 for one block: tokens [t0, t0 + Tb) x columns [c0, c0 + Kc) (clipped), with a slot's scratch.
+// Pass 2 for one block: tokens [t0, t0 + Tb) x columns [c0, c0 + Kc) (clipped), with a slot's scratch: one
+// segment per stream the block's columns touch.
 void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
-                  int64_t t0, int64_t c0, float* scratch) {
+                  int64_t t0, int64_t c0, const kernels::MhcPrefetchRows& next, float* scratch) {
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, k = d.width(), kc = plan.columnBlock, tb = plan.tokenBlock;
   const int64_t w = std::min(kc, k - c0), h = std::min(tb, d.tokens - t0);
   const size_t size = dtypeSize(plan.dtype);
-  const SlotLayout s = slotLayout(f, tb, kc);
-  const int64_t ld = s.ld;
-  float* phiBlock = scratch + s.phiBlock;
-  float* xg = scratch + s.xg;
-  float* dxg = scratch + s.dxg;
+  const SlotLayout s = slotLayout(tb, kc);
   float* gammaPart = out.gradGamma != nullptr ? scratch + s.gammaPart : nullptr;
-  const float* gamma = in.gamma != nullptr ? in.gamma + c0 : nullptr;
-
-  for (int64_t row = 0; row < f; ++row) {  // a copy with a short leading dim (phi's rows lie K apart)
-    const float* from = in.phi + row * k + c0;
-    for (int64_t c = 0; c < w; ++c) phiBlock[row * ld + c] = plan.hf32 ? roundToHf32(from[c]) : from[c];
-  }
-  plan.kernels->stageXg(plan.dtype, in.x + (t0 * k + c0) * size, k, gamma, h, w, plan.hf32, xg, ld);
-  plan.kernels->dxgBlock(data.dm + t0 * f, f, h, phiBlock, ld, w, dxg, ld);
+  const int64_t packAt = c0 / kc * f * plan.ldPack;
   if (gammaPart != nullptr) std::fill_n(gammaPart, w, 0.0f);
-  for (int64_t r = 0; r < h; ++r) {
-    const int64_t t = t0 + r;
-    // The block's columns of this token, one stream segment at a time (h_pre and gradHIn follow the stream).
-    for (int64_t col = c0; col < c0 + w;) {
-      const int64_t stream = col / d.hidden, d0 = col - stream * d.hidden;
-      const int64_t len = std::min(d.hidden - d0, c0 + w - col);
-      kernels::MhcGradXRow row{};
-      row.x = in.x + (t * k + col) * size;
-      row.gin = in.gradHIn + (t * d.hidden + d0) * size;
-      row.hPre = in.hPre[t * d.streams + stream];
-      row.rmsCoef = data.rmsCoef[t];
-      row.dxg = dxg + r * ld + (col - c0);
-      row.gamma = gamma != nullptr ? gamma + (col - c0) : nullptr;
-      row.gradXPost = in.gradXPost != nullptr ? in.gradXPost + (t * k + col) * size : nullptr;
-      row.gradX = out.gradX + (t * k + col) * size;
-      row.gammaSum = gammaPart != nullptr ? gammaPart + (col - c0) : nullptr;
-      plan.kernels->gradXRow(plan.dtype, row, len);
-      col += len;
-    }
+  for (int64_t col = c0; col < c0 + w;) {
+    const int64_t stream = col / d.hidden, d0 = col - stream * d.hidden;
+    const int64_t len = std::min(d.hidden - d0, c0 + w - col);
+    kernels::MhcColumnSegment sg;
+    sg.rows = h, sg.cols = len, sg.fusion = f;
+    sg.dm = data.dm + t0 * f;
+    sg.rmsCoef = data.rmsCoef + t0;
+    sg.hPre = in.hPre + t0 * d.streams + stream, sg.ldHPre = d.streams;
+    sg.phi = data.phiPack + packAt + (col - c0), sg.ldPhi = plan.ldPack;
+    sg.x = in.x + (t0 * k + col) * size, sg.ldx = k;
+    sg.gin = in.gradHIn + (t0 * d.hidden + d0) * size, sg.ldGin = d.hidden;
+    sg.gamma = in.gamma != nullptr ? in.gamma + col : nullptr;
+    sg.gradXPost = in.gradXPost != nullptr ? in.gradXPost + (t0 * k + col) * size : nullptr;
+    sg.gradX = out.gradX + (t0 * k + col) * size;
+    sg.gammaSum = gammaPart != nullptr ? gammaPart + (col - c0) : nullptr;
+    sg.phiSum = data.phiSum + packAt + (col - c0);
+    sg.phiComp = data.phiComp + packAt + (col - c0);
+    sg.xgStrip = scratch + s.xgStrip;
+    sg.hf32 = plan.hf32;
+    if (col + len == c0 + w) sg.next = next;  // the block's last segment prefetches the next block
+    plan.kernels->segment(plan.dtype, sg);
+    col += len;
   }
   if (gammaPart != nullptr) kahanAdd(out.gradGamma + c0, data.gammaComp + c0, gammaPart, w);
-  plan.kernels->phiGradBlock(data.dm + t0 * f, f, h, xg, ld, w, out.gradPhi + c0, data.phiComp + c0, k);
 }
 
-// Asks for the next block's rows of x, gradHIn, gradXPost (read) and gradX (written) while this block computes: the
-// rows of a block lie a whole token apart, a pattern the hardware prefetchers do not follow.
-void prefetchBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, int64_t t0, int64_t c0) {
+// The rows of x, gradHIn, gradXPost (read) and gradX (written) of block (t0, c0).
+kernels::MhcPrefetchRows blockRows(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, int64_t t0,
+                                   int64_t c0) {
   const MhcDims& d = plan.dims;
   const int64_t k = d.width();
-  const int64_t w = std::min(plan.columnBlock, k - c0), h = std::min(plan.tokenBlock, d.tokens - t0);
+  const int64_t w = std::min(plan.columnBlock, k - c0);
   const auto size = static_cast<int64_t>(dtypeSize(plan.dtype));
-  const int64_t bytes = w * size;
   const int64_t stream = c0 / d.hidden, d0 = c0 - stream * d.hidden;
-  const int64_t ginBytes = std::min(w, d.hidden - d0) * size;
-  constexpr int64_t kLine = 64;
-  for (int64_t t = t0; t < t0 + h; ++t) {
-    const int64_t at = (t * k + c0) * size;
-    for (int64_t b = 0; b < bytes; b += kLine) {
-      __builtin_prefetch(in.x + at + b, 0, 3);
-      if (in.gradXPost != nullptr) __builtin_prefetch(in.gradXPost + at + b, 0, 0);
-      __builtin_prefetch(out.gradX + at + b, 1, 0);
-    }
-    for (int64_t b = 0; b < ginBytes; b += kLine) __builtin_prefetch(in.gradHIn + (t * d.hidden + d0) * size + b, 0, 3);
-  }
+  kernels::MhcPrefetchRows rows;
+  rows.rows = std::min(plan.tokenBlock, d.tokens - t0);
+  const auto region = [&](int i, const unsigned char* base, int64_t ld, int64_t first, int64_t bytes, bool write) {
+    if (base == nullptr) return;
+    rows.at[i] = base + (t0 * ld + first) * size;
+    rows.ld[i] = ld * size;
+    rows.bytes[i] = bytes * size;
+    rows.write[i] = write;
+  };
+  region(0, in.x, k, c0, w, false);
+  region(1, in.gradHIn, d.hidden, d0, std::min(w, d.hidden - d0), false);
+  region(2, in.gradXPost, k, c0, w, false);
+  region(3, out.gradX, k, c0, w, true);
+  return rows;
 }
 
-// Slot `slot`'s columns [c0, c1): every token block in order, each over the slot's column blocks in order.
-void passTwoSlot(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
-                 int64_t c0, int64_t c1, float* scratch) {
-  const MhcDims& d = plan.dims;
-  const int64_t k = d.width(), w = c1 - c0;
-  for (int64_t row = 0; row < d.fusion; ++row) {
-    std::fill_n(out.gradPhi + row * k + c0, w, 0.0f);
-    std::fill_n(data.phiComp + row * k + c0, w, 0.0f);
+// Slot columns [c0, c1) before the first token block: phi's columns packed by block (its rows lie K apart, which
+// would share L1 sets), the sums zeroed.
+void slotStart(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+               int64_t c0, int64_t c1) {
+  const int64_t f = plan.dims.fusion, k = plan.dims.width(), kc = plan.columnBlock, ld = plan.ldPack;
+  for (int64_t b0 = c0; b0 < c1; b0 += kc) {
+    const int64_t bw = std::min(kc, c1 - b0), at = b0 / kc * f * ld;
+    for (int64_t row = 0; row < f; ++row) {
+      const float* from = in.phi + row * k + b0;
+      float* to = data.phiPack + at + row * ld;
+      for (int64_t c = 0; c < bw; ++c) to[c] = plan.hf32 ? roundToHf32(from[c]) : from[c];
+    }
+    std::fill_n(data.phiSum + at, f * ld, 0.0f);
+    std::fill_n(data.phiComp + at, f * ld, 0.0f);
   }
   if (out.gradGamma != nullptr) {
-    std::fill_n(out.gradGamma + c0, w, 0.0f);
-    std::fill_n(data.gammaComp + c0, w, 0.0f);
+    std::fill_n(out.gradGamma + c0, c1 - c0, 0.0f);
+    std::fill_n(data.gammaComp + c0, c1 - c0, 0.0f);
   }
-  for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
-    for (int64_t b0 = c0; b0 < c1; b0 += plan.columnBlock) {
-      // The next block of this slot: the next columns, or the first columns of the next token block.
-      const bool lastColumns = b0 + plan.columnBlock >= c1;
-      if (!lastColumns || t0 + plan.tokenBlock < d.tokens) {
-        prefetchBlock(plan, in, out, lastColumns ? t0 + plan.tokenBlock : t0, lastColumns ? c0 : b0 + plan.columnBlock);
-      }
-      passTwoBlock(plan, in, out, data, t0, b0, scratch);
-    }
-  }
-  for (int64_t row = 0; row < d.fusion; ++row) {
-    kahanFinish(out.gradPhi + row * k + c0, data.phiComp + row * k + c0, w);
-  }
-  if (out.gradGamma != nullptr) kahanFinish(out.gradGamma + c0, data.gammaComp + c0, w);
 }
 
-void passTwo(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
+// Slot columns [c0, c1) of token block t0: the column blocks in order.
+void slotTokenBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+                    int64_t c0, int64_t c1, int64_t t0, float* scratch) {
+  const int64_t kc = plan.columnBlock;
+  for (int64_t b0 = c0; b0 < c1; b0 += kc) {
+    // The next block of this slot: the next columns, or the first columns of the next token block.
+    const bool lastColumns = b0 + kc >= c1;
+    kernels::MhcPrefetchRows next;
+    if (!lastColumns || t0 + plan.tokenBlock < plan.dims.tokens) {
+      next = blockRows(plan, in, out, lastColumns ? t0 + plan.tokenBlock : t0, lastColumns ? c0 : b0 + kc);
+    }
+    passTwoBlock(plan, in, out, data, t0, b0, next, scratch);
+  }
+}
+
+// Slot columns [c0, c1) after the last token block: the compensated sums into grad_phi and grad_gamma.
+void slotFinish(const MhcPreBackwardPlan& plan, const Outputs& out, const PassTwoData& data, int64_t c0, int64_t c1) {
+  const int64_t f = plan.dims.fusion, k = plan.dims.width(), kc = plan.columnBlock, ld = plan.ldPack;
+  for (int64_t b0 = c0; b0 < c1; b0 += kc) {
+    const int64_t bw = std::min(kc, c1 - b0), at = b0 / kc * f * ld;
+    for (int64_t row = 0; row < f; ++row) {
+      kahanFinish(out.gradPhi + row * k + b0, data.phiSum + at + row * ld, data.phiComp + at + row * ld, bw);
+    }
+  }
+  if (out.gradGamma != nullptr) kahanFinish(out.gradGamma + c0, data.gammaComp + c0, c1 - c0);
+}
+
+// Both passes, one token block at a time (pass 1 reads the block's x rows, pass 2 finds them in the cache). Slot s
+// of pass 2 owns a fixed range of whole column blocks; every column's sums run over the token blocks in order, so
+// no result depends on which slot (or thread) computed it.
+void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
   PassTwoData data;
   data.dm = plan.dm.in<float>(memory);
   data.rmsCoef = plan.rmsCoef.in<float>(memory);
+  data.phiPack = plan.phiPack.in<float>(memory);
+  data.phiSum = plan.phiSum.in<float>(memory);
   data.phiComp = plan.phiComp.in<float>(memory);
   data.gammaComp = out.gradGamma != nullptr ? plan.gammaComp.in<float>(memory) : nullptr;
-  const int64_t k = plan.dims.width(), blocks = ceilDiv(k, plan.columnBlock);
+  const MhcDims& d = plan.dims;
+  const int64_t k = d.width(), blocks = ceilDiv(k, plan.columnBlock);
   float* scratch = plan.slotScratch.in<float>(memory);
   const int64_t slotFloats = static_cast<int64_t>(plan.slotBytes / sizeof(float));
-  // Slot s owns a fixed range of whole column blocks; every column's sums run over the token blocks in order, so
-  // no result depends on which slot (or thread) computed it.
-  parallelFor(plan.slots, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t slot = begin; slot < end; ++slot) {
-      const int64_t c0 = slot * blocks / plan.slots * plan.columnBlock;
-      const int64_t c1 = std::min(k, (slot + 1) * blocks / plan.slots * plan.columnBlock);
-      passTwoSlot(plan, in, out, data, c0, c1, scratch + slot * slotFloats);
-    }
-  });
+  const auto columns = [&](int64_t slot) {
+    return std::pair<int64_t, int64_t>{slot * blocks / plan.slots * plan.columnBlock,
+                                       std::min(k, (slot + 1) * blocks / plan.slots * plan.columnBlock)};
+  };
+  const auto eachSlot = [&](const auto& work) {
+    parallelFor(plan.slots, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t slot = begin; slot < end; ++slot) {
+        const auto [c0, c1] = columns(slot);
+        work(slot, c0, c1);
+      }
+    });
+  };
+  eachSlot([&](int64_t, int64_t c0, int64_t c1) { slotStart(plan, in, out, data, c0, c1); });
+  for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
+    const int64_t t1 = std::min(d.tokens, t0 + plan.tokenBlock);
+    passOneChunks(plan, in, memory, t0 / plan.tokenChunk, ceilDiv(t1, plan.tokenChunk));
+    eachSlot([&](int64_t slot, int64_t c0, int64_t c1) {
+      slotTokenBlock(plan, in, out, data, c0, c1, t0, scratch + slot * slotFloats);
+    });
+  }
+  eachSlot([&](int64_t, int64_t c0, int64_t c1) { slotFinish(plan, out, data, c0, c1); });
+  passOneTotals(plan, out, memory);
 }
 
 }  // namespace
@@ -329,15 +369,19 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   plan.rmsCoef = booking.bookArray("rms coefficient", static_cast<uint64_t>(d.tokens), sizeof(float));
   plan.chunkSums = booking.bookArray("chunk sums", static_cast<uint64_t>(chunks * (f + 3)), sizeof(float));
 
-  plan.tokenBlock = std::min(kTokenBlock, d.tokens);
+  plan.tokenBlock = std::min(kTokenBlock, d.tokens);  // a multiple of tokenChunk, or every token
   plan.columnBlock =
       std::min(k, std::clamp(roundUp(ceilDiv(k, kTargetColumnBlocks), 16), kMinColumnBlock, kMaxColumnBlock));
-  plan.phiComp = booking.bookArray("grad_phi compensation", static_cast<uint64_t>(f * k), sizeof(float));
+  const int64_t blocks = ceilDiv(k, plan.columnBlock);
+  plan.ldPack = plan.columnBlock + 16;  // rows 16 floats more than a block apart: a strip's rows spread over L1 sets
+  const auto packed = static_cast<uint64_t>(blocks * f * plan.ldPack);
+  plan.phiPack = booking.bookArray("packed phi", packed, sizeof(float));
+  plan.phiSum = booking.bookArray("grad_phi sums", packed, sizeof(float));
+  plan.phiComp = booking.bookArray("grad_phi compensation", packed, sizeof(float));
   if (args.gamma != nullptr)
     plan.gammaComp = booking.bookArray("grad_gamma compensation", static_cast<uint64_t>(k), sizeof(float));
-  const int64_t blocks = ceilDiv(k, plan.columnBlock);
   plan.slots = std::max<int64_t>(1, std::min<int64_t>(threadCount(), blocks));
-  const SlotLayout layout = slotLayout(f, plan.tokenBlock, plan.columnBlock);
+  const SlotLayout layout = slotLayout(plan.tokenBlock, plan.columnBlock);
   plan.slotBytes = static_cast<uint64_t>(layout.floats) * sizeof(float);
   plan.slotScratch = booking.bookArray("column block scratch", static_cast<uint64_t>(plan.slots), plan.slotBytes);
   plan.kernels = &chooseKernels(kernels::kMhcPreBackwardSimdKernels, kernels::kMhcPreBackwardScalarKernels);
@@ -366,8 +410,7 @@ aclnnStatus MhcPreBackwardPlan::run(void* memory) const {
   out.gradBias = static_cast<float*>(gradBias.target(memory));
   out.gradGamma = gradGamma ? static_cast<float*>(gradGamma->target(memory)) : nullptr;
 
-  passOne(*this, in, out, memory);
-  passTwo(*this, in, out, memory);
+  runPasses(*this, in, out, memory);
 
   gradX.writeBack(memory);
   gradPhi.writeBack(memory);

@@ -6,8 +6,8 @@
 //     then reduced over the chunks in order;
 //  2. column-parallel over fixed column blocks of K: each slot owns a range of whole blocks and walks the token blocks
 //     in order, computing dxg = dm . phi, grad_x, grad_gamma and grad_phi += dm^T . (x * gamma) for its columns
-//     (token-block partial sums added with Kahan compensation). No sum is split by thread, so the bits never depend
-//     on the thread count.
+//     16 columns at a time, fused (token-block partial sums added with Kahan compensation). No sum is split by thread,
+//     so the bits never depend on the thread count.
 #pragma once
 
 #include <cstdint>
@@ -36,11 +36,12 @@ struct MhcPreBackwardPlan {
   int64_t tokenChunk = 0;
   WorkspaceRegion dm, rmsCoef, chunkSums;
   // Pass 2: columns in blocks of columnBlock, a fixed range of whole blocks per slot (one slot per thread at most),
-  // tokens in blocks of tokenBlock. phiComp [F, K] and gammaComp [K]: Kahan compensations of grad_phi and
-  // grad_gamma; slotScratch: slots x slotBytes of per-slot scratch.
-  int64_t tokenBlock = 0, columnBlock = 0, slots = 0;
+  // tokens in blocks of tokenBlock. phiPack, phiSum, phiComp [blocks, F, ldPack]: phi (HF32-rounded in mode 1),
+  // grad_phi's running sums and their Kahan compensations by column block; gammaComp [K]: grad_gamma's
+  // compensation; slotScratch: slots x slotBytes of per-slot scratch.
+  int64_t tokenBlock = 0, columnBlock = 0, ldPack = 0, slots = 0;
   uint64_t slotBytes = 0;
-  WorkspaceRegion phiComp, gammaComp, slotScratch;
+  WorkspaceRegion phiPack, phiSum, phiComp, gammaComp, slotScratch;
   const kernels::MhcPreBackwardKernels* kernels = nullptr;
 
   /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */

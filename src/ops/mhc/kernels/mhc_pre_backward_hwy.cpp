@@ -1,10 +1,12 @@
-// SIMD MhcPreBackward kernels, compiled once per Highway target and dispatched at run time. Elementwise work uses
-// the scalar kernels' exact operations (separate multiply and add, RNE narrowing), so stageXg and gradXRow give
-// the scalar bits; streamDots sums in vector lanes (another order than the scalar kernel).
+// SIMD MhcPreBackward kernels, compiled once per Highway target and dispatched at run time. The segment kernel uses
+// the scalar kernel's exact operations (the same fused multiply-add chains, separate multiply and add elsewhere, RNE
+// narrowing), so it gives the scalar bits where the target has FMA; streamDots sums in vector lanes (another order
+// than the scalar kernel).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/mhc/kernels/mhc_pre_backward_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -110,125 +112,68 @@ bool StreamDots(bool half, const void* x, const void* gin, size_t streams, size_
   return true;
 }
 
-template <bool kHalf>
-void StageXgTyped(const void* x, size_t ldx, const float* gamma, size_t rows, size_t cols, bool hf32, float* xg,
-                  size_t ldxg) {
-  const DF d;
-  const size_t lanes = hn::Lanes(d);
-  for (size_t r = 0; r < rows; ++r) {
-    float* out = xg + r * ldxg;
-    const size_t rowStart = r * ldx;
-    size_t c = 0;
-    for (; c + lanes <= cols; c += lanes) {
-      auto v = LoadWide<kHalf>(d, x, rowStart + c);
-      if (gamma != nullptr) v = hn::Mul(v, hn::LoadU(d, gamma + c));
-      if (hf32) v = RoundHf32(d, v);
-      hn::StoreU(v, d, out + c);
-    }
-    const hn::CappedTag<float, 1> d1;
-    for (; c < cols; ++c) {
-      auto v = LoadWide<kHalf>(d1, x, rowStart + c);
-      if (gamma != nullptr) v = hn::Mul(v, hn::LoadU(d1, gamma + c));
-      if (hf32) v = RoundHf32(d1, v);
-      hn::StoreU(v, d1, out + c);
-    }
-  }
-}
-
-bool StageXg(bool half, const void* x, size_t ldx, const float* gamma, size_t rows, size_t cols, bool hf32, float* xg,
-             size_t ldxg) {
-  if (half && !kExactHalf) return false;
-  if (half) {
-    StageXgTyped<true>(x, ldx, gamma, rows, cols, hf32, xg, ldxg);
-  } else {
-    StageXgTyped<false>(x, ldx, gamma, rows, cols, hf32, xg, ldxg);
-  }
-  return true;
-}
-
-template <bool kHalf, class D>
-HWY_INLINE void GradXVector(D d, const MhcGradXRow& row, size_t c) {
-  const auto xf = LoadWide<kHalf>(d, row.x, c);
-  const auto dxg = hn::LoadU(d, row.dxg + c);
-  const auto hin = hn::Mul(LoadWide<kHalf>(d, row.gin, c), hn::Set(d, row.hPre));
-  const auto rms = hn::Mul(xf, hn::Set(d, row.rmsCoef));
-  const auto mm = row.gamma != nullptr ? hn::Mul(hn::LoadU(d, row.gamma + c), dxg) : dxg;
-  auto sum = hn::Add(hn::Add(hin, rms), mm);
-  if (row.gradXPost != nullptr) sum = hn::Add(sum, LoadWide<kHalf>(d, row.gradXPost, c));
-  if (row.gammaSum != nullptr) {
-    hn::StoreU(hn::Add(hn::LoadU(d, row.gammaSum + c), hn::Mul(xf, dxg)), d, row.gammaSum + c);
-  }
-  StoreNarrow<kHalf>(d, sum, row.gradX, c);
-}
-
-template <bool kHalf>
-void GradXRowTyped(const MhcGradXRow& row, size_t n) {
-  const DF d;
-  const size_t lanes = hn::Lanes(d);
-  size_t c = 0;
-  for (; c + lanes <= n; c += lanes) GradXVector<kHalf>(d, row, c);
-  const hn::CappedTag<float, 1> d1;
-  for (; c < n; ++c) GradXVector<kHalf>(d1, row, c);
-}
-
-bool GradXRow(bool half, const MhcGradXRow& row, size_t n) {
-  if (half && !kExactHalf) return false;
-  if (half) {
-    GradXRowTyped<true>(row, n);
-  } else {
-    GradXRowTyped<false>(row, n);
-  }
-  return true;
-}
-
-// Register blocks of the two matmuls: kR rows x 2 vectors of accumulators (AVX2 has 16 registers: 12 + 2 + 1).
+// Register blocks of the segment kernel: kRows rows x 2 vectors of accumulators (AVX2 has 16 registers: 12 + 2 + 1),
+// vectors of at most 8 lanes (two per 16-column strip).
 #if HWY_TARGET == HWY_AVX2 || !HWY_NATIVE_FMA
 constexpr size_t kRows = 6;
 #else
 constexpr size_t kRows = 8;
 #endif
+using DS = hn::CappedTag<float, 8>;
+constexpr size_t kStrip = static_cast<size_t>(kMhcStripColumns);
 
-// dxg rows [r0, r0 + kR) x columns [c, c + 2 vectors): fma chains over f.
-template <size_t kR>
-HWY_INLINE void DxgTile(const float* HWY_RESTRICT dm, size_t fusion, size_t r0, const float* HWY_RESTRICT phi,
-                        size_t ldPhi, size_t c, float* HWY_RESTRICT dxg, size_t ldDxg) {
-  const DF d;
+/**
+ * Rows [r0, r0 + kR) x kV vectors of d from segment column c (strip column s): dxg = dm . phi in registers, then
+ * gradX, the gamma sums and the strip's xg.
+ */
+template <bool kHalf, size_t kR, size_t kV, class D>
+HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, size_t r0, size_t c, size_t s) {
   const size_t lanes = hn::Lanes(d);
-  hn::Vec<DF> acc0[kR], acc1[kR];
-  for (size_t r = 0; r < kR; ++r) acc0[r] = acc1[r] = hn::Zero(d);
-  for (size_t f = 0; f < fusion; ++f) {
-    const auto b0 = hn::LoadU(d, phi + f * ldPhi + c);
-    const auto b1 = hn::LoadU(d, phi + f * ldPhi + c + lanes);
-    for (size_t r = 0; r < kR; ++r) {
-      const auto a = hn::Set(d, dm[(r0 + r) * fusion + f]);
-      acc0[r] = hn::MulAdd(a, b0, acc0[r]);
-      acc1[r] = hn::MulAdd(a, b1, acc1[r]);
-    }
-  }
+  const auto fusion = static_cast<size_t>(sg.fusion);
+  const auto ldPhi = static_cast<size_t>(sg.ldPhi);
+  const float* HWY_RESTRICT dm = sg.dm + r0 * fusion;
+  const float* HWY_RESTRICT phi = sg.phi + c;
+  hn::Vec<D> acc[kR][kV];
   for (size_t r = 0; r < kR; ++r) {
-    hn::StoreU(acc0[r], d, dxg + (r0 + r) * ldDxg + c);
-    hn::StoreU(acc1[r], d, dxg + (r0 + r) * ldDxg + c + lanes);
+    for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::Zero(d);
   }
-}
-
-void DxgBlock(const float* dm, size_t fusion, size_t rows, const float* phi, size_t ldPhi, size_t cols, float* dxg,
-              size_t ldDxg) {
-  const DF d;
-  const size_t step = 2 * hn::Lanes(d);
-  const size_t full = cols / step * step;
-  for (size_t c = 0; c < full; c += step) {
-    size_t r = 0;
-    for (; r + kRows <= rows; r += kRows) DxgTile<kRows>(dm, fusion, r, phi, ldPhi, c, dxg, ldDxg);
-    for (; r < rows; ++r) DxgTile<1>(dm, fusion, r, phi, ldPhi, c, dxg, ldDxg);
-  }
-  if (full < cols) {  // the last columns: the same chains one element at a time
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t c = full; c < cols; ++c) {
-        float acc = 0.0f;
-        for (size_t f = 0; f < fusion; ++f) acc = std::fma(dm[r * fusion + f], phi[f * ldPhi + c], acc);
-        dxg[r * ldDxg + c] = acc;
-      }
+  for (size_t f = 0; f < fusion; ++f) {
+    hn::Vec<D> b[kV];
+    for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, phi + f * ldPhi + v * lanes);
+    for (size_t r = 0; r < kR; ++r) {
+      const auto a = hn::Set(d, dm[r * fusion + f]);
+      for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
+  }
+  const bool hasGamma = sg.gamma != nullptr;
+  hn::Vec<D> gamma[kV], gammaSum[kV];
+  for (size_t v = 0; v < kV; ++v) {
+    gamma[v] = hasGamma ? hn::LoadU(d, sg.gamma + c + v * lanes) : hn::Set(d, 1.0f);
+    gammaSum[v] = sg.gammaSum != nullptr ? hn::LoadU(d, sg.gammaSum + c + v * lanes) : hn::Zero(d);
+  }
+  const auto ldx = static_cast<size_t>(sg.ldx);
+  const auto ldGin = static_cast<size_t>(sg.ldGin);
+  for (size_t r = 0; r < kR; ++r) {
+    const size_t row = r0 + r;
+    const auto hPre = hn::Set(d, sg.hPre[row * static_cast<size_t>(sg.ldHPre)]);
+    const auto coef = hn::Set(d, sg.rmsCoef[row]);
+    for (size_t v = 0; v < kV; ++v) {
+      const size_t at = row * ldx + c + v * lanes;
+      const auto xf = LoadWide<kHalf>(d, sg.x, at);
+      const auto dxg = acc[r][v];
+      const auto hin = hn::Mul(LoadWide<kHalf>(d, sg.gin, row * ldGin + c + v * lanes), hPre);
+      const auto rms = hn::Mul(xf, coef);
+      auto sum = hn::Add(hn::Add(hin, rms), hasGamma ? hn::Mul(gamma[v], dxg) : dxg);
+      if (sg.gradXPost != nullptr) sum = hn::Add(sum, LoadWide<kHalf>(d, sg.gradXPost, at));
+      if (sg.gammaSum != nullptr) gammaSum[v] = hn::Add(gammaSum[v], hn::Mul(xf, dxg));
+      StoreNarrow<kHalf>(d, sum, sg.gradX, at);
+      auto xg = hasGamma ? hn::Mul(xf, gamma[v]) : xf;
+      if (sg.hf32) xg = RoundHf32(d, xg);
+      hn::StoreU(xg, d, sg.xgStrip + row * kStrip + s + v * lanes);
+    }
+  }
+  if (sg.gammaSum != nullptr) {
+    for (size_t v = 0; v < kV; ++v) hn::StoreU(gammaSum[v], d, sg.gammaSum + c + v * lanes);
   }
 }
 
@@ -242,53 +187,93 @@ HWY_INLINE void KahanStore(D d, hn::Vec<D> part, float* sum, float* comp) {
   hn::StoreU(t, d, sum);
 }
 
-// grad_phi rows [f0, f0 + kR) x columns [c, c + 2 vectors): fma chains over the block's tokens, then Kahan-added.
-template <size_t kR>
-HWY_INLINE void PhiGradTile(const float* HWY_RESTRICT dm, size_t fusion, size_t rows, size_t f0,
-                            const float* HWY_RESTRICT xg, size_t ldXg, size_t c, float* gradPhi, float* comp,
-                            size_t ldPhi) {
-  const DF d;
+/** grad_phi rows [f0, f0 + kR) x kV vectors of d from segment column c (strip column s), Kahan-added. */
+template <size_t kR, size_t kV, class D>
+HWY_INLINE void PhiTile(D d, const MhcColumnSegment& sg, size_t f0, size_t c, size_t s) {
   const size_t lanes = hn::Lanes(d);
-  hn::Vec<DF> acc0[kR], acc1[kR];
-  for (size_t r = 0; r < kR; ++r) acc0[r] = acc1[r] = hn::Zero(d);
+  const auto fusion = static_cast<size_t>(sg.fusion);
+  const auto rows = static_cast<size_t>(sg.rows);
+  const float* HWY_RESTRICT dm = sg.dm + f0;
+  const float* HWY_RESTRICT xg = sg.xgStrip + s;
+  hn::Vec<D> acc[kR][kV];
+  for (size_t r = 0; r < kR; ++r) {
+    for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::Zero(d);
+  }
   for (size_t t = 0; t < rows; ++t) {
-    const auto b0 = hn::LoadU(d, xg + t * ldXg + c);
-    const auto b1 = hn::LoadU(d, xg + t * ldXg + c + lanes);
+    hn::Vec<D> b[kV];
+    for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, xg + t * kStrip + v * lanes);
     for (size_t r = 0; r < kR; ++r) {
-      const auto a = hn::Set(d, dm[t * fusion + f0 + r]);
-      acc0[r] = hn::MulAdd(a, b0, acc0[r]);
-      acc1[r] = hn::MulAdd(a, b1, acc1[r]);
+      const auto a = hn::Set(d, dm[t * fusion + r]);
+      for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
   }
+  const auto ldPhi = static_cast<size_t>(sg.ldPhi);
   for (size_t r = 0; r < kR; ++r) {
-    const size_t at = (f0 + r) * ldPhi + c;
-    KahanStore(d, acc0[r], gradPhi + at, comp + at);
-    KahanStore(d, acc1[r], gradPhi + at + lanes, comp + at + lanes);
+    for (size_t v = 0; v < kV; ++v) {
+      const size_t at = (f0 + r) * ldPhi + c + v * lanes;
+      KahanStore(d, acc[r][v], sg.phiSum + at, sg.phiComp + at);
+    }
   }
 }
 
-void PhiGradBlock(const float* dm, size_t fusion, size_t rows, const float* xg, size_t ldXg, size_t cols,
-                  float* gradPhi, float* comp, size_t ldPhi) {
-  const DF d;
-  const size_t step = 2 * hn::Lanes(d);
-  const size_t full = cols / step * step;
-  for (size_t c = 0; c < full; c += step) {
-    size_t f = 0;
-    for (; f + kRows <= fusion; f += kRows) PhiGradTile<kRows>(dm, fusion, rows, f, xg, ldXg, c, gradPhi, comp, ldPhi);
-    for (; f < fusion; ++f) PhiGradTile<1>(dm, fusion, rows, f, xg, ldXg, c, gradPhi, comp, ldPhi);
-  }
-  for (size_t f = 0; f < fusion && full < cols; ++f) {  // the last columns, one element at a time
-    for (size_t c = full; c < cols; ++c) {
-      float acc = 0.0f;
-      for (size_t t = 0; t < rows; ++t) acc = std::fma(dm[t * fusion + f], xg[t * ldXg + c], acc);
-      float& sum = gradPhi[f * ldPhi + c];
-      float& low = comp[f * ldPhi + c];
-      const float y = acc - low;
-      const float total = sum + y;
-      low = (total - sum) - y;
-      sum = total;
+/** Columns [c, c + kV vectors of d) of the segment (strip column s): every row, then every grad_phi row. */
+template <bool kHalf, size_t kV, class D>
+HWY_INLINE void SegmentColumns(D d, const MhcColumnSegment& sg, size_t c, size_t s) {
+  const auto rows = static_cast<size_t>(sg.rows);
+  const auto fusion = static_cast<size_t>(sg.fusion);
+  size_t r = 0;
+  for (; r + kRows <= rows; r += kRows) GradXTile<kHalf, kRows, kV>(d, sg, r, c, s);
+  for (; r < rows; ++r) GradXTile<kHalf, 1, kV>(d, sg, r, c, s);
+  size_t f = 0;
+  for (; f + kRows <= fusion; f += kRows) PhiTile<kRows, kV>(d, sg, f, c, s);
+  for (; f < fusion; ++f) PhiTile<1, kV>(d, sg, f, c, s);
+}
+
+/** Slice `slice` of `slices` of the next block's rows (an equal share of its rows). */
+HWY_INLINE void PrefetchSlice(const MhcPrefetchRows& next, size_t slice, size_t slices) {
+  const auto rows = static_cast<size_t>(next.rows);
+  const size_t r0 = slice * rows / slices, r1 = (slice + 1) * rows / slices;
+  constexpr int64_t kLine = 64;
+  for (int i = 0; i < MhcPrefetchRows::kRegions; ++i) {
+    if (next.at[i] == nullptr) continue;
+    for (size_t r = r0; r < r1; ++r) {
+      const unsigned char* row = next.at[i] + static_cast<int64_t>(r) * next.ld[i];
+      for (int64_t b = 0; b < next.bytes[i]; b += kLine) {
+        if (next.write[i]) {
+          __builtin_prefetch(row + b, 1, 3);
+        } else {
+          __builtin_prefetch(row + b, 0, 3);
+        }
+      }
     }
   }
+}
+
+template <bool kHalf>
+void SegmentTyped(const MhcColumnSegment& sg) {
+  const DS d;
+  const hn::CappedTag<float, 1> d1;
+  const size_t lanes = hn::Lanes(d);
+  const auto cols = static_cast<size_t>(sg.cols);
+  const size_t strips = (cols + kStrip - 1) / kStrip;
+  for (size_t c0 = 0; c0 < cols; c0 += kStrip) {
+    if (sg.next.rows > 0) PrefetchSlice(sg.next, c0 / kStrip, strips);
+    const size_t w = std::min(kStrip, cols - c0);
+    size_t s = 0;
+    for (; s + 2 * lanes <= w; s += 2 * lanes) SegmentColumns<kHalf, 2>(d, sg, c0 + s, s);
+    for (; s + lanes <= w; s += lanes) SegmentColumns<kHalf, 1>(d, sg, c0 + s, s);
+    for (; s < w; ++s) SegmentColumns<kHalf, 1>(d1, sg, c0 + s, s);
+  }
+}
+
+bool Segment(bool half, const MhcColumnSegment& sg) {
+  if (half && !kExactHalf) return false;
+  if (half) {
+    SegmentTyped<true>(sg);
+  } else {
+    SegmentTyped<false>(sg);
+  }
+  return true;
 }
 
 }  // namespace gradkit::kernels::HWY_NAMESPACE
@@ -298,10 +283,7 @@ HWY_AFTER_NAMESPACE();
 namespace gradkit::kernels {
 
 HWY_EXPORT(StreamDots);
-HWY_EXPORT(StageXg);
-HWY_EXPORT(GradXRow);
-HWY_EXPORT(DxgBlock);
-HWY_EXPORT(PhiGradBlock);
+HWY_EXPORT(Segment);
 
 namespace {
 
@@ -312,39 +294,13 @@ void streamDotsSimd(aclDataType dtype, const void* x, const void* gin, int64_t s
   }
 }
 
-void stageXgSimd(aclDataType dtype, const void* x, int64_t ldx, const float* gamma, int64_t rows, int64_t cols,
-                 bool hf32, float* xg, int64_t ldxg) {
-  if (!HWY_DYNAMIC_DISPATCH(StageXg)(dtype == ACL_FLOAT16, x, static_cast<size_t>(ldx), gamma,
-                                     static_cast<size_t>(rows), static_cast<size_t>(cols), hf32, xg,
-                                     static_cast<size_t>(ldxg))) {
-    mhcStageXgScalar(dtype, x, ldx, gamma, rows, cols, hf32, xg, ldxg);
-  }
-}
-
-void gradXRowSimd(aclDataType dtype, const MhcGradXRow& row, int64_t n) {
-  if (!HWY_DYNAMIC_DISPATCH(GradXRow)(dtype == ACL_FLOAT16, row, static_cast<size_t>(n))) {
-    mhcGradXRowScalar(dtype, row, n);
-  }
-}
-
-void dxgBlockSimd(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi, int64_t cols,
-                  float* dxg, int64_t ldDxg) {
-  HWY_DYNAMIC_DISPATCH(DxgBlock)
-  (dm, static_cast<size_t>(fusion), static_cast<size_t>(rows), phi, static_cast<size_t>(ldPhi),
-   static_cast<size_t>(cols), dxg, static_cast<size_t>(ldDxg));
-}
-
-void phiGradBlockSimd(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg, int64_t cols,
-                      float* gradPhi, float* comp, int64_t ldPhi) {
-  HWY_DYNAMIC_DISPATCH(PhiGradBlock)
-  (dm, static_cast<size_t>(fusion), static_cast<size_t>(rows), xg, static_cast<size_t>(ldXg), static_cast<size_t>(cols),
-   gradPhi, comp, static_cast<size_t>(ldPhi));
+void segmentSimd(aclDataType dtype, const MhcColumnSegment& segment) {
+  if (!HWY_DYNAMIC_DISPATCH(Segment)(dtype == ACL_FLOAT16, segment)) mhcSegmentScalar(dtype, segment);
 }
 
 }  // namespace
 
-const MhcPreBackwardKernels kMhcPreBackwardSimdKernels{streamDotsSimd, stageXgSimd, gradXRowSimd, dxgBlockSimd,
-                                                       phiGradBlockSimd};
+const MhcPreBackwardKernels kMhcPreBackwardSimdKernels{streamDotsSimd, segmentSimd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

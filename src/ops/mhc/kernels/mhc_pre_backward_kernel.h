@@ -1,6 +1,6 @@
 // MhcPreBackward kernels on dense buffers (spec mhc.md 3.4). They know nothing about aclTensor: the plan hands them
 // rows of x-dtype (FLOAT16 or BF16) and fp32 data. Each kernel is single-threaded and deterministic; the SIMD and the
-// scalar table need not agree bit for bit (the h_pre gradient sums in another order), only closely; the two matmul
+// scalar table need not agree bit for bit (the h_pre gradient sums in another order), only closely; the segment
 // kernels agree bit for bit on targets with fused multiply-add.
 #pragma once
 
@@ -17,55 +17,67 @@ namespace gradkit::kernels {
 using MhcStreamDotsFn = void (*)(aclDataType dtype, const void* x, const void* gin, int64_t streams, int64_t hidden,
                                  float* gPre);
 
-/**
- * Stages the matmul input of a block: xg[r * ldxg + c] = float(x[r * ldx + c]) * gamma[c] (gamma null: times 1,
- * i.e. the exact value), rounded with roundToHf32 when `hf32`, for r < rows, c < cols. x of `dtype`, ldx in elements.
- */
-using MhcStageXgFn = void (*)(aclDataType dtype, const void* x, int64_t ldx, const float* gamma, int64_t rows,
-                              int64_t cols, bool hf32, float* xg, int64_t ldxg);
+/** Columns of a block strip: the fused kernel computes one strip of every token of a block at a time. */
+inline constexpr int64_t kMhcStripColumns = 16;
 
-/** One row segment of grad_x, all inside one stream (inputs of `dtype` unless stated). */
-struct MhcGradXRow {
-  const void* x;          // [n] the token's x from the segment's first column
-  const void* gin;        // [n] gradHIn of the token from the segment's first d
-  float hPre;             // hPre[t, stream] (with hc_eps)
-  float rmsCoef;          // -g_r * r^3 / K of the token
-  const float* dxg;       // [n] dm . phi, fp32
-  const float* gamma;     // [n] fp32, or null (ones)
-  const void* gradXPost;  // [n], or null (zeros)
-  void* gradX;            // [n] output
-  float* gammaSum;        // [n] fp32: += x * dxg per column, or null (no gamma)
+/**
+ * Rows of memory the next block will read or write, for a kernel to prefetch a slice at a time while it computes
+ * (rows of a block lie a whole token apart, a pattern the hardware prefetchers do not follow). A hint only.
+ */
+struct MhcPrefetchRows {
+  static constexpr int kRegions = 4;
+  const unsigned char* at[kRegions] = {};  // row 0 of each region, or null
+  int64_t ld[kRegions] = {};               // bytes from one row to the next
+  int64_t bytes[kRegions] = {};            // bytes of a row
+  bool write[kRegions] = {};               // the block writes the region
+  int64_t rows = 0;
 };
 
 /**
- * gradX[c] = RNE_dtype(((gin[c] * hPre + x[c] * rmsCoef) + gamma[c] * dxg[c]) + gradXPost[c]) for c < n, each product
- * and sum rounded to fp32 on its own (no fused multiply-add); gammaSum[c] += x[c] * dxg[c] when gammaSum is given.
- * gradX may alias x or gradXPost exactly (each element is read before it is written).
+ * One column segment of a token block, all its columns inside one stream (inputs of `dtype` unless stated). Row r
+ * is token t0 + r of the block; pointers are at row 0 and the segment's first column.
  */
-using MhcGradXRowFn = void (*)(aclDataType dtype, const MhcGradXRow& row, int64_t n);
+struct MhcColumnSegment {
+  int64_t rows = 0;                 // tokens of the block
+  int64_t cols = 0;                 // columns of the segment
+  int64_t fusion = 0;               // F
+  const float* dm = nullptr;        // [rows, fusion] dm (HF32-rounded in mode 1)
+  const float* rmsCoef = nullptr;   // [rows] -g_r * r^3 / K
+  const float* hPre = nullptr;      // hPre[t0, stream]; row r at hPre[r * ldHPre] (with hc_eps)
+  int64_t ldHPre = 0;               // streams
+  const float* phi = nullptr;       // [fusion, ldPhi] phi's columns (HF32-rounded in mode 1)
+  int64_t ldPhi = 0;                // leading dim of phi, phiSum and phiComp
+  const void* x = nullptr;          // row r at x + r * ldx elements
+  int64_t ldx = 0;                  // K: the leading dim of x, gradXPost and gradX
+  const void* gin = nullptr;        // gradHIn at the segment's first d; row r at gin + r * ldGin elements
+  int64_t ldGin = 0;                // hidden
+  const float* gamma = nullptr;     // [cols] fp32, or null (ones)
+  const void* gradXPost = nullptr;  // or null (zeros)
+  void* gradX = nullptr;            // output
+  float* gammaSum = nullptr;        // [cols] fp32: += x * dxg per token in row order, or null (no gamma)
+  float* phiSum = nullptr;          // [fusion, ldPhi] grad_phi running sums, Kahan-added
+  float* phiComp = nullptr;         // [fusion, ldPhi] their compensations
+  float* xgStrip = nullptr;         // [rows, kMhcStripColumns] fp32 scratch
+  bool hf32 = false;                // opImplMode 1: x * gamma rounded to HF32 as a matmul operand
+  MhcPrefetchRows next;             // the next block's rows, prefetched strip by strip (SIMD kernel only)
+};
 
 /**
- * dxg[r * ldDxg + c] = sum_f dm[r * fusion + f] * phi[f * ldPhi + c] for r < rows, c < cols: per element one fused
- * multiply-add chain over f ascending, from 0.
+ * Pass 2 on one segment, strip by strip (kMhcStripColumns columns): for r < rows, c < cols
+ *  - dxg = sum_f dm[r, f] * phi[f, c]: one fused multiply-add chain over f ascending, from 0;
+ *  - gradX[r, c] = RNE_dtype(((gin[r, c] * hPre[r] + x[r, c] * rmsCoef[r]) + gamma[c] * dxg) + gradXPost[r, c]),
+ *    each product and sum rounded to fp32 on its own (no fused multiply-add); gradX may alias gradXPost exactly;
+ *  - gammaSum[c] += x[r, c] * dxg (rows in order) when gammaSum is given;
+ *  - xg = x[r, c] * gamma[c] (rounded with roundToHf32 when hf32), and for f < fusion: p = sum_r dm[r, f] * xg (one
+ *    fused multiply-add chain over r ascending, from 0), Kahan-added: y = p - comp, t = sum + y,
+ *    comp = (t - sum) - y, sum = t with sum = phiSum[f * ldPhi + c], comp = phiComp[f * ldPhi + c].
  */
-using MhcDxgBlockFn = void (*)(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi,
-                               int64_t cols, float* dxg, int64_t ldDxg);
-
-/**
- * The grad_phi contribution of a token block, Kahan-added: for f < fusion, c < cols, p = sum_r dm[r * fusion + f] *
- * xg[r * ldXg + c] (one fused multiply-add chain over r ascending, from 0), then y = p - comp, t = sum + y,
- * comp = (t - sum) - y, sum = t with sum = gradPhi[f * ldPhi + c] and comp = comp[f * ldPhi + c].
- */
-using MhcPhiGradBlockFn = void (*)(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg,
-                                   int64_t cols, float* gradPhi, float* comp, int64_t ldPhi);
+using MhcSegmentFn = void (*)(aclDataType dtype, const MhcColumnSegment& segment);
 
 /** The kernels a plan runs with, chosen once (core/kernel_select.h). */
 struct MhcPreBackwardKernels {
   MhcStreamDotsFn streamDots;
-  MhcStageXgFn stageXg;
-  MhcGradXRowFn gradXRow;
-  MhcDxgBlockFn dxgBlock;
-  MhcPhiGradBlockFn phiGradBlock;
+  MhcSegmentFn segment;
 };
 extern const MhcPreBackwardKernels kMhcPreBackwardSimdKernels;
 extern const MhcPreBackwardKernels kMhcPreBackwardScalarKernels;
@@ -73,12 +85,6 @@ extern const MhcPreBackwardKernels kMhcPreBackwardScalarKernels;
 /** The scalar kernels (the scalar table; also the SIMD table's fallback where a target cannot convert exactly). */
 void mhcStreamDotsScalar(aclDataType dtype, const void* x, const void* gin, int64_t streams, int64_t hidden,
                          float* gPre);
-void mhcStageXgScalar(aclDataType dtype, const void* x, int64_t ldx, const float* gamma, int64_t rows, int64_t cols,
-                      bool hf32, float* xg, int64_t ldxg);
-void mhcGradXRowScalar(aclDataType dtype, const MhcGradXRow& row, int64_t n);
-void mhcDxgBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi, int64_t cols,
-                       float* dxg, int64_t ldDxg);
-void mhcPhiGradBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg, int64_t cols,
-                           float* gradPhi, float* comp, int64_t ldPhi);
+void mhcSegmentScalar(aclDataType dtype, const MhcColumnSegment& segment);
 
 }  // namespace gradkit::kernels

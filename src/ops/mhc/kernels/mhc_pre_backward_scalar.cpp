@@ -1,4 +1,5 @@
 // The plain scalar MhcPreBackward kernels: one element at a time, the contract of mhc_pre_backward_kernel.h.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -37,58 +38,42 @@ void mhcStreamDotsScalar(aclDataType dtype, const void* x, const void* gin, int6
   }
 }
 
-void mhcStageXgScalar(aclDataType dtype, const void* x, int64_t ldx, const float* gamma, int64_t rows, int64_t cols,
-                      bool hf32, float* xg, int64_t ldxg) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      float value = load16(dtype, x, r * ldx + c);
-      if (gamma != nullptr) value *= gamma[c];
-      xg[r * ldxg + c] = hf32 ? roundToHf32(value) : value;
+void mhcSegmentScalar(aclDataType dtype, const MhcColumnSegment& sg) {
+  const int64_t f = sg.fusion;
+  for (int64_t c0 = 0; c0 < sg.cols; c0 += kMhcStripColumns) {
+    const int64_t w = std::min(kMhcStripColumns, sg.cols - c0);
+    for (int64_t r = 0; r < sg.rows; ++r) {
+      const int64_t at = r * sg.ldx + c0;
+      for (int64_t c = 0; c < w; ++c) {
+        float dxg = 0.0f;
+        for (int64_t i = 0; i < f; ++i) dxg = std::fma(sg.dm[r * f + i], sg.phi[i * sg.ldPhi + c0 + c], dxg);
+        const float xf = load16(dtype, sg.x, at + c);
+        const float gamma = sg.gamma != nullptr ? sg.gamma[c0 + c] : 1.0f;
+        const float hin = load16(dtype, sg.gin, r * sg.ldGin + c0 + c) * sg.hPre[r * sg.ldHPre];
+        const float rms = xf * sg.rmsCoef[r];
+        float sum = (hin + rms) + (sg.gamma != nullptr ? gamma * dxg : dxg);
+        if (sg.gradXPost != nullptr) sum += load16(dtype, sg.gradXPost, at + c);
+        if (sg.gammaSum != nullptr) sg.gammaSum[c0 + c] += xf * dxg;
+        store16(dtype, sg.gradX, at + c, sum);
+        const float xg = sg.gamma != nullptr ? xf * gamma : xf;
+        sg.xgStrip[r * kMhcStripColumns + c] = sg.hf32 ? roundToHf32(xg) : xg;
+      }
+    }
+    for (int64_t i = 0; i < f; ++i) {
+      for (int64_t c = 0; c < w; ++c) {
+        float p = 0.0f;
+        for (int64_t r = 0; r < sg.rows; ++r) p = std::fma(sg.dm[r * f + i], sg.xgStrip[r * kMhcStripColumns + c], p);
+        float& sum = sg.phiSum[i * sg.ldPhi + c0 + c];
+        float& comp = sg.phiComp[i * sg.ldPhi + c0 + c];
+        const float y = p - comp;
+        const float t = sum + y;
+        comp = (t - sum) - y;
+        sum = t;
+      }
     }
   }
 }
 
-void mhcGradXRowScalar(aclDataType dtype, const MhcGradXRow& row, int64_t n) {
-  for (int64_t c = 0; c < n; ++c) {
-    const float xf = load16(dtype, row.x, c);
-    const float hin = load16(dtype, row.gin, c) * row.hPre;
-    const float rms = xf * row.rmsCoef;
-    const float mm = row.gamma != nullptr ? row.gamma[c] * row.dxg[c] : row.dxg[c];
-    float sum = (hin + rms) + mm;
-    if (row.gradXPost != nullptr) sum += load16(dtype, row.gradXPost, c);
-    if (row.gammaSum != nullptr) row.gammaSum[c] += xf * row.dxg[c];
-    store16(dtype, row.gradX, c, sum);
-  }
-}
-
-void mhcDxgBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* phi, int64_t ldPhi, int64_t cols,
-                       float* dxg, int64_t ldDxg) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      float acc = 0.0f;
-      for (int64_t f = 0; f < fusion; ++f) acc = std::fma(dm[r * fusion + f], phi[f * ldPhi + c], acc);
-      dxg[r * ldDxg + c] = acc;
-    }
-  }
-}
-
-void mhcPhiGradBlockScalar(const float* dm, int64_t fusion, int64_t rows, const float* xg, int64_t ldXg, int64_t cols,
-                           float* gradPhi, float* comp, int64_t ldPhi) {
-  for (int64_t f = 0; f < fusion; ++f) {
-    for (int64_t c = 0; c < cols; ++c) {
-      float acc = 0.0f;
-      for (int64_t r = 0; r < rows; ++r) acc = std::fma(dm[r * fusion + f], xg[r * ldXg + c], acc);
-      float& sum = gradPhi[f * ldPhi + c];
-      float& low = comp[f * ldPhi + c];
-      const float y = acc - low;
-      const float t = sum + y;
-      low = (t - sum) - y;
-      sum = t;
-    }
-  }
-}
-
-const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{mhcStreamDotsScalar, mhcStageXgScalar, mhcGradXRowScalar,
-                                                         mhcDxgBlockScalar, mhcPhiGradBlockScalar};
+const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{mhcStreamDotsScalar, mhcSegmentScalar};
 
 }  // namespace gradkit::kernels
