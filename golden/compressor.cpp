@@ -71,8 +71,12 @@ void checkCompressorLayout(const CompressorLayout& layout) {
 std::vector<CompressorRow> compressorRowMap(const CompressorLayout& layout) {
   checkCompressorLayout(layout);
   std::vector<CompressorRow> map(static_cast<size_t>(layout.outputRows()));
-  for (int64_t b = 0; b < layout.batch; ++b)
-    for (int64_t j = 0; j < layout.blocks(b); ++j) map[layout.outputRow(b, j)] = {b, j};
+  int64_t packed = 0;  // TH: rows of the batches before b (outputRow's sum, kept running to stay linear)
+  for (int64_t b = 0; b < layout.batch; ++b) {
+    const int64_t first = layout.th ? packed : layout.outputRow(b, 0);
+    for (int64_t j = 0; j < layout.blocks(b); ++j) map[first + j] = {b, j};
+    packed += layout.blocks(b);
+  }
   return map;
 }
 
