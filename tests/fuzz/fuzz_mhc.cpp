@@ -137,6 +137,8 @@ struct Arg {
   bool used = true;  // false: an output the operator ignores (hRes with alpha [2], gradGamma without gamma)
   int dtype = -1;
   int format = -1;
+  std::vector<int64_t> shape;  // what the decoding asked for (before fuzz_common.h's mutations)
+  int intendedDtype = -1;
 };
 
 // The element byte positions of a view inside its buffer.
@@ -242,8 +244,16 @@ class Call {
     Arg& a = args_.back();
     a.name = name;
     a.output = output;
-    if (output && in_.oneIn(16) && args_.size() > 1) {
-      const Arg& earlier = args_[in_.u8() % (args_.size() - 1)];
+    a.shape = shape;
+    a.intendedDtype = dtype;
+    if (output && in_.oneIn(8) && args_.size() > 1) {
+      // Mostly an earlier tensor of the same intended shape and dtype (so the call gets as far as the memory rules).
+      std::vector<const Arg*> alike;
+      for (size_t i = 0; i + 1 < args_.size(); ++i) {
+        if (args_[i].shape == shape && args_[i].intendedDtype == dtype) alike.push_back(&args_[i]);
+      }
+      const Arg& earlier =
+          !alike.empty() && !in_.oneIn(4) ? *alike[in_.u8() % alike.size()] : args_[in_.u8() % (args_.size() - 1)];
       a.t = earlier.t;
       a.v = earlier.v;
     } else {

@@ -53,6 +53,22 @@ MHC = {
 }
 
 
+def sparse(head, tail):
+    """head, then zeros with the bytes of tail ({position: value}) set: a plain call with a few hostile choices."""
+    values = head + [0] * (max(tail) + 1 - len(head))
+    for position, value in tail.items():
+        values[position] = value
+    return values
+
+
+# Found by fuzzing (they reach gradkit's memory rules): an output that is an input itself, outputs with overlapping
+# strides.
+MHC["pre-n8-output-is-input"] = sparse([0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 1], {100: 31, 122: 147, 146: 23})
+MHC["pre-v2-output-overlapping-strides"] = sparse([1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 150], {84: 7, 134: 31, 135: 255})
+MHC["pre-no-caches-output-overlapping-strides"] = sparse([0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128],
+                                                          {49: 7, 116: 62, 117: 255})
+
+
 def write(target, seeds):
     folder = HERE / "corpus" / target
     folder.mkdir(parents=True, exist_ok=True)
