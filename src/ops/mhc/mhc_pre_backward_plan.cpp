@@ -291,9 +291,8 @@ void slotFinish(const MhcPreBackwardPlan& plan, const Outputs& out, const PassTw
   if (out.gradGamma != nullptr) kahanFinish(out.gradGamma + c0, data.gammaComp + c0, c1 - c0);
 }
 
-// Both passes, one token block at a time (pass 1 reads the block's x rows, pass 2 finds them in the cache). Slot s
-// of pass 2 owns a fixed range of whole column blocks; every column's sums run over the token blocks in order, so
-// no result depends on which slot (or thread) computed it.
+// Both passes (with one slot interleaved by token block). Slot s of pass 2 owns a fixed range of whole column blocks;
+// every column's sums run over the token blocks in order, so no result depends on which slot (or thread) computed it.
 void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
   PassTwoData data;
   data.dm = plan.dm.in<float>(memory);
@@ -318,15 +317,27 @@ void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& 
       }
     });
   };
-  eachSlot([&](int64_t, int64_t c0, int64_t c1) { slotStart(plan, in, out, data, c0, c1); });
-  for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
+  const auto passOneBlock = [&](int64_t t0) {
     const int64_t t1 = std::min(d.tokens, t0 + plan.tokenBlock);
     passOneChunks(plan, in, memory, t0 / plan.tokenChunk, ceilDiv(t1, plan.tokenChunk));
+  };
+  if (plan.slots == 1) {  // pass 1 of each token block just before its pass 2: its x rows are still in the cache
+    slotStart(plan, in, out, data, 0, k);
+    for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
+      passOneBlock(t0);
+      slotTokenBlock(plan, in, out, data, 0, k, t0, scratch);
+    }
+    slotFinish(plan, out, data, 0, k);
+  } else {  // one parallel region per pass: a barrier per token block costs more than the cache misses it saves
+    passOneChunks(plan, in, memory, 0, ceilDiv(d.tokens, plan.tokenChunk));
     eachSlot([&](int64_t slot, int64_t c0, int64_t c1) {
-      slotTokenBlock(plan, in, out, data, c0, c1, t0, scratch + slot * slotFloats);
+      slotStart(plan, in, out, data, c0, c1);
+      for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
+        slotTokenBlock(plan, in, out, data, c0, c1, t0, scratch + slot * slotFloats);
+      }
+      slotFinish(plan, out, data, c0, c1);
     });
   }
-  eachSlot([&](int64_t, int64_t c0, int64_t c1) { slotFinish(plan, out, data, c0, c1); });
   passOneTotals(plan, out, memory);
 }
 

@@ -133,6 +133,8 @@ HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, size_t r0, size_t c, 
   const auto ldPhi = static_cast<size_t>(sg.ldPhi);
   const float* HWY_RESTRICT dm = sg.dm + r0 * fusion;
   const float* HWY_RESTRICT phi = sg.phi + c;
+  const auto ldx = static_cast<size_t>(sg.ldx);
+  const auto ldGin = static_cast<size_t>(sg.ldGin);
   hn::Vec<D> acc[kR][kV];
   for (size_t r = 0; r < kR; ++r) {
     for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::Zero(d);
@@ -151,8 +153,6 @@ HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, size_t r0, size_t c, 
     gamma[v] = hasGamma ? hn::LoadU(d, sg.gamma + c + v * lanes) : hn::Set(d, 1.0f);
     gammaSum[v] = sg.gammaSum != nullptr ? hn::LoadU(d, sg.gammaSum + c + v * lanes) : hn::Zero(d);
   }
-  const auto ldx = static_cast<size_t>(sg.ldx);
-  const auto ldGin = static_cast<size_t>(sg.ldGin);
   for (size_t r = 0; r < kR; ++r) {
     const size_t row = r0 + r;
     const auto hPre = hn::Set(d, sg.hPre[row * static_cast<size_t>(sg.ldHPre)]);
@@ -250,14 +250,29 @@ HWY_INLINE void PrefetchSlice(const MhcPrefetchRows& next, size_t slice, size_t 
 }
 
 template <bool kHalf>
-void SegmentTyped(const MhcColumnSegment& sg) {
+void SegmentTyped(const MhcColumnSegment& segment) {
+  const MhcColumnSegment sg = segment;  // a local copy: the kernel's stores cannot change it, so it stays in registers
   const DS d;
   const hn::CappedTag<float, 1> d1;
   const size_t lanes = hn::Lanes(d);
   const auto cols = static_cast<size_t>(sg.cols);
   const size_t strips = (cols + kStrip - 1) / kStrip;
+  const auto fusion = static_cast<size_t>(sg.fusion);
+  const auto ldPhi = static_cast<size_t>(sg.ldPhi);
   for (size_t c0 = 0; c0 < cols; c0 += kStrip) {
     if (sg.next.rows > 0) PrefetchSlice(sg.next, c0 / kStrip, strips);
+    // The strip's grad_phi sums (read at its end) and the next strip's phi: their blocks do not stay in L2.
+    const size_t last = std::min(cols, c0 + kStrip) - 1, nextLast = std::min(cols, c0 + 2 * kStrip) - 1;
+    for (size_t f = 0; f < fusion; ++f) {
+      __builtin_prefetch(sg.phiSum + f * ldPhi + c0, 1, 3);
+      __builtin_prefetch(sg.phiSum + f * ldPhi + last, 1, 3);
+      __builtin_prefetch(sg.phiComp + f * ldPhi + c0, 1, 3);
+      __builtin_prefetch(sg.phiComp + f * ldPhi + last, 1, 3);
+      if (c0 + kStrip < cols) {
+        __builtin_prefetch(sg.phi + f * ldPhi + c0 + kStrip, 0, 3);
+        __builtin_prefetch(sg.phi + f * ldPhi + nextLast, 0, 3);
+      }
+    }
     const size_t w = std::min(kStrip, cols - c0);
     size_t s = 0;
     for (; s + 2 * lanes <= w; s += 2 * lanes) SegmentColumns<kHalf, 2>(d, sg, c0 + s, s);
