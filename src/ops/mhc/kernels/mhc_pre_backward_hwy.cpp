@@ -123,12 +123,34 @@ using DS = hn::CappedTag<float, 8>;
 constexpr size_t kStrip = static_cast<size_t>(kMhcStripColumns);
 
 /**
+ * The memory line two strips ahead of a strip (a line holds two strips of 16-bit values) of each row, in this
+ * segment or past its end in the next block: the tiles prefetch their rows' lines while their fma chains run.
+ */
+struct Ahead {
+  static constexpr int kRegions = MhcPrefetchRows::kRegions;
+  const unsigned char* at[kRegions] = {};  // row 0, or null
+  size_t ld[kRegions] = {};                // bytes from one row to the next
+  bool write[kRegions] = {};
+  size_t rows = 0;  // rows that have such a line
+};
+
+/**
  * Rows [r0, r0 + kR) x kV vectors of d from segment column c (strip column s): dxg = dm . phi in registers, then
  * gradX, the gamma sums and the strip's xg.
  */
 template <bool kHalf, size_t kR, size_t kV, class D>
-HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, size_t r0, size_t c, size_t s) {
+HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t r0, size_t c, size_t s) {
   const size_t lanes = hn::Lanes(d);
+  for (size_t r = r0; r < r0 + kR && r < ahead.rows; ++r) {
+    for (int i = 0; i < Ahead::kRegions; ++i) {
+      if (ahead.at[i] == nullptr) continue;
+      if (ahead.write[i]) {
+        __builtin_prefetch(ahead.at[i] + r * ahead.ld[i], 1, 3);
+      } else {
+        __builtin_prefetch(ahead.at[i] + r * ahead.ld[i], 0, 3);
+      }
+    }
+  }
   const auto fusion = static_cast<size_t>(sg.fusion);
   const auto ldPhi = static_cast<size_t>(sg.ldPhi);
   const float* HWY_RESTRICT dm = sg.dm + r0 * fusion;
@@ -218,35 +240,46 @@ HWY_INLINE void PhiTile(D d, const MhcColumnSegment& sg, size_t f0, size_t c, si
 
 /** Columns [c, c + kV vectors of d) of the segment (strip column s): every row, then every grad_phi row. */
 template <bool kHalf, size_t kV, class D>
-HWY_INLINE void SegmentColumns(D d, const MhcColumnSegment& sg, size_t c, size_t s) {
+HWY_INLINE void SegmentColumns(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t c, size_t s) {
   const auto rows = static_cast<size_t>(sg.rows);
   const auto fusion = static_cast<size_t>(sg.fusion);
   size_t r = 0;
-  for (; r + kRows <= rows; r += kRows) GradXTile<kHalf, kRows, kV>(d, sg, r, c, s);
-  for (; r < rows; ++r) GradXTile<kHalf, 1, kV>(d, sg, r, c, s);
+  for (; r + kRows <= rows; r += kRows) GradXTile<kHalf, kRows, kV>(d, sg, ahead, r, c, s);
+  for (; r < rows; ++r) GradXTile<kHalf, 1, kV>(d, sg, ahead, r, c, s);
   size_t f = 0;
   for (; f + kRows <= fusion; f += kRows) PhiTile<kRows, kV>(d, sg, f, c, s);
   for (; f < fusion; ++f) PhiTile<1, kV>(d, sg, f, c, s);
 }
 
-/** Slice `slice` of `slices` of the next block's rows (an equal share of its rows). */
-HWY_INLINE void PrefetchSlice(const MhcPrefetchRows& next, size_t slice, size_t slices) {
-  const auto rows = static_cast<size_t>(next.rows);
-  const size_t r0 = slice * rows / slices, r1 = (slice + 1) * rows / slices;
-  constexpr int64_t kLine = 64;
-  for (int i = 0; i < MhcPrefetchRows::kRegions; ++i) {
-    if (next.at[i] == nullptr) continue;
-    for (size_t r = r0; r < r1; ++r) {
-      const unsigned char* row = next.at[i] + static_cast<int64_t>(r) * next.ld[i];
-      for (int64_t b = 0; b < next.bytes[i]; b += kLine) {
-        if (next.write[i]) {
-          __builtin_prefetch(row + b, 1, 3);
-        } else {
-          __builtin_prefetch(row + b, 0, 3);
-        }
-      }
-    }
+/** The lines two strips ahead of segment column c0 (none on odd strips: the even strip asked for their line). */
+HWY_INLINE Ahead AheadOf(const MhcColumnSegment& sg, size_t c0) {
+  constexpr size_t kBytes = 2;  // FLOAT16 / BF16
+  Ahead ahead;
+  if ((c0 / kStrip) % 2 != 0) return ahead;
+  const size_t col = c0 + 2 * kStrip;
+  const auto cols = static_cast<size_t>(sg.cols);
+  if (col < cols) {
+    ahead.rows = static_cast<size_t>(sg.rows);
+    const auto ldx = static_cast<size_t>(sg.ldx) * kBytes;
+    ahead.at[0] = static_cast<const unsigned char*>(sg.x) + col * kBytes, ahead.ld[0] = ldx;
+    ahead.at[1] = static_cast<const unsigned char*>(sg.gin) + col * kBytes;
+    ahead.ld[1] = static_cast<size_t>(sg.ldGin) * kBytes;
+    if (sg.gradXPost != nullptr) ahead.at[2] = static_cast<const unsigned char*>(sg.gradXPost) + col * kBytes;
+    ahead.ld[2] = ldx;
+    ahead.at[3] = static_cast<const unsigned char*>(sg.gradX) + col * kBytes, ahead.ld[3] = ldx;
+    ahead.write[3] = true;
+    return ahead;
   }
+  const MhcPrefetchRows& next = sg.next;
+  const auto offset = static_cast<int64_t>((col - cols) * kBytes);
+  ahead.rows = static_cast<size_t>(next.rows);
+  for (int i = 0; i < Ahead::kRegions; ++i) {
+    if (next.at[i] == nullptr || offset >= next.bytes[i]) continue;
+    ahead.at[i] = next.at[i] + offset;
+    ahead.ld[i] = static_cast<size_t>(next.ld[i]);
+    ahead.write[i] = next.write[i];
+  }
+  return ahead;
 }
 
 template <bool kHalf>
@@ -256,11 +289,10 @@ void SegmentTyped(const MhcColumnSegment& segment) {
   const hn::CappedTag<float, 1> d1;
   const size_t lanes = hn::Lanes(d);
   const auto cols = static_cast<size_t>(sg.cols);
-  const size_t strips = (cols + kStrip - 1) / kStrip;
   const auto fusion = static_cast<size_t>(sg.fusion);
   const auto ldPhi = static_cast<size_t>(sg.ldPhi);
   for (size_t c0 = 0; c0 < cols; c0 += kStrip) {
-    if (sg.next.rows > 0) PrefetchSlice(sg.next, c0 / kStrip, strips);
+    const Ahead ahead = AheadOf(sg, c0);
     // The strip's grad_phi sums (read at its end) and the next strip's phi: their blocks do not stay in L2.
     const size_t last = std::min(cols, c0 + kStrip) - 1, nextLast = std::min(cols, c0 + 2 * kStrip) - 1;
     for (size_t f = 0; f < fusion; ++f) {
@@ -275,9 +307,9 @@ void SegmentTyped(const MhcColumnSegment& segment) {
     }
     const size_t w = std::min(kStrip, cols - c0);
     size_t s = 0;
-    for (; s + 2 * lanes <= w; s += 2 * lanes) SegmentColumns<kHalf, 2>(d, sg, c0 + s, s);
-    for (; s + lanes <= w; s += lanes) SegmentColumns<kHalf, 1>(d, sg, c0 + s, s);
-    for (; s < w; ++s) SegmentColumns<kHalf, 1>(d1, sg, c0 + s, s);
+    for (; s + 2 * lanes <= w; s += 2 * lanes) SegmentColumns<kHalf, 2>(d, sg, ahead, c0 + s, s);
+    for (; s + lanes <= w; s += lanes) SegmentColumns<kHalf, 1>(d, sg, ahead, c0 + s, s);
+    for (; s < w; ++s) SegmentColumns<kHalf, 1>(d1, sg, Ahead(), c0 + s, s);
   }
 }
 
