@@ -21,8 +21,8 @@ using MhcStreamDotsFn = void (*)(aclDataType dtype, const void* x, const void* g
 inline constexpr int64_t kMhcStripColumns = 16;
 
 /**
- * Rows of memory the next block will read or write, for a kernel to prefetch a slice at a time while it computes
- * (rows of a block lie a whole token apart, a pattern the hardware prefetchers do not follow). A hint only.
+ * Rows of memory the next block will read or write, for a kernel to prefetch the first lines of while it ends a
+ * segment (rows of a block lie a whole token apart, a pattern the hardware prefetchers do not follow). A hint only.
  */
 struct MhcPrefetchRows {
   static constexpr int kRegions = 4;
@@ -59,7 +59,7 @@ struct MhcColumnSegment {
   float* phiComp = nullptr;         // [fusion, ldPhi] their compensations
   float* xgStrip = nullptr;         // [rows, kMhcStripColumns] fp32 scratch
   bool hf32 = false;                // opImplMode 1: x * gamma rounded to HF32 as a matmul operand
-  MhcPrefetchRows next;             // the next block's rows, prefetched strip by strip (SIMD kernel only)
+  MhcPrefetchRows next;             // the next block's rows, their first lines prefetched (SIMD kernel only)
 };
 
 /**
