@@ -503,7 +503,8 @@ class World {
   // Every byte outside the writable set is what it was at snapshot().
   void checkUnchanged(const char* what) const {
     for (const Buffer& b : buffers) {
-      if (std::memcmp(b.data, b.before.data(), b.size) == 0) continue;  // the common case, without a byte loop
+      // The common case without a byte loop (an empty buffer has no bytes: memcmp may not see a null pointer).
+      if (b.size == 0 || std::memcmp(b.data, b.before.data(), b.size) == 0) continue;
       for (size_t i = 0; i < b.size; ++i) {
         if (b.data[i] != b.before[i] && (b.writable.empty() || !b.writable[i])) finding(what);
       }
