@@ -1,0 +1,70 @@
+#include "ops/compressor/compressor_args.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "opapi/tensor.h"
+
+namespace gradkit::ops {
+
+int64_t CompressorProblem::firstToken(int64_t b) const { return th ? cuSeqlens[b] : b * seqLen; }
+
+int64_t CompressorProblem::length(int64_t b) const { return th ? cuSeqlens[b + 1] - cuSeqlens[b] : seqLen; }
+
+int64_t CompressorProblem::used(int64_t b) const { return seqused.empty() ? length(b) : seqused[b]; }
+
+int64_t CompressorProblem::start(int64_t b) const { return startPos.empty() ? 0 : startPos[b]; }
+
+int64_t CompressorProblem::blocks(int64_t b) const {
+  const int64_t sp = start(b);
+  return std::max<int64_t>(0, (sp + used(b)) / cmpRatio - sp / cmpRatio);
+}
+
+int64_t CompressorProblem::outputRows() const {
+  if (!th) return batch * ((seqLen + cmpRatio - 1) / cmpRatio);
+  return std::min(tokens, tokens / cmpRatio + batch);
+}
+
+int64_t CompressorProblem::outputRow(int64_t b, int64_t j) const {
+  if (!th) return b * ((seqLen + cmpRatio - 1) / cmpRatio) + j;
+  int64_t row = j;
+  for (int64_t earlier = 0; earlier < b; ++earlier) row += blocks(earlier);
+  return row;
+}
+
+std::vector<int64_t> readInt32Values(const aclTensor* tensor) {
+  std::vector<int64_t> values;
+  if (tensor == nullptr) return values;
+  const int64_t count = tensor->numel();
+  const auto* first = static_cast<const int32_t*>(tensor->firstElement());
+  const int64_t stride = tensor->dim() == 0 ? 1 : tensor->strides[0];
+  values.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) values.push_back(first[i * stride]);
+  return values;
+}
+
+CompressorProblem compressorProblemOf(const aclTensor& x, const aclTensor& wkv, const aclTensor* cuSeqlens,
+                                      const aclTensor* seqused, const aclTensor* startPos, int64_t cmpRatio,
+                                      int64_t coff) {
+  CompressorProblem problem;
+  problem.th = x.dim() == 2;
+  problem.coff = coff;
+  problem.cmpRatio = cmpRatio;
+  problem.headDim = wkv.viewDims[0] / coff;
+  problem.hidden = x.viewDims[x.dim() - 1];
+  if (problem.th) {
+    problem.tokens = x.viewDims[0];
+    problem.cuSeqlens = readInt32Values(cuSeqlens);
+    problem.batch = static_cast<int64_t>(problem.cuSeqlens.size()) - 1;
+  } else {
+    problem.batch = x.viewDims[0];
+    problem.seqLen = x.viewDims[1];
+    problem.tokens = problem.batch * problem.seqLen;
+  }
+  problem.seqused = readInt32Values(seqused);
+  problem.startPos = readInt32Values(startPos);
+  return problem;
+}
+
+}  // namespace gradkit::ops
