@@ -6,17 +6,12 @@
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/peer.h"
+#include "ops/mhc/mhc_args.h"
 #include "runtime/profile.h"
 #include "runtime/runtime.h"
 
 namespace gradkit::cli {
 namespace {
-
-int64_t factorial(int64_t n) {
-  int64_t result = 1;
-  for (int64_t k = 2; k <= n; ++k) result *= k;
-  return result;
-}
 
 int64_t positiveKey(const nlohmann::json& testCase, const char* key, int64_t fallback) {
   const int64_t value = testCase.value(key, fallback);
@@ -66,7 +61,7 @@ MhcCase parseMhcCase(const nlohmann::json& testCase) {
   if (residual == "square") {
     mhc.residual = mhc.streams * mhc.streams;
   } else if (residual == "factorial") {
-    mhc.residual = factorial(mhc.streams);
+    mhc.residual = ops::mhcFactorial(mhc.streams);
   } else if (residual == "none") {
     mhc.residual = 0;
   } else {

@@ -135,11 +135,24 @@ struct Ahead {
 };
 
 /**
+ * What a segment has, fixed at compile time so that the per-element code has no branch and no pointer it does not
+ * use: gamma (and its sums), gradXPost, HF32 rounding of xg.
+ */
+template <bool kHalfIn, bool kGammaIn, bool kPostIn, bool kHf32In>
+struct SegmentKind {
+  static constexpr bool kHalf = kHalfIn;
+  static constexpr bool kGamma = kGammaIn;  // gamma and gammaSum given
+  static constexpr bool kPost = kPostIn;    // gradXPost given
+  static constexpr bool kHf32 = kHf32In;    // xg rounded to HF32
+};
+
+/**
  * Rows [r0, r0 + kR) x kV vectors of d from segment column c (strip column s): dxg = dm . phi in registers, then
  * gradX, the gamma sums and the strip's xg.
  */
-template <bool kHalf, size_t kR, size_t kV, class D>
+template <class Kind, size_t kR, size_t kV, class D>
 HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t r0, size_t c, size_t s) {
+  constexpr bool kHalf = Kind::kHalf;
   const size_t lanes = hn::Lanes(d);
   for (size_t r = r0; r < r0 + kR && r < ahead.rows; ++r) {
     for (int i = 0; i < Ahead::kRegions; ++i) {
@@ -169,11 +182,12 @@ HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, s
       for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
   }
-  const bool hasGamma = sg.gamma != nullptr;
   hn::Vec<D> gamma[kV], gammaSum[kV];
-  for (size_t v = 0; v < kV; ++v) {
-    gamma[v] = hasGamma ? hn::LoadU(d, sg.gamma + c + v * lanes) : hn::Set(d, 1.0f);
-    gammaSum[v] = sg.gammaSum != nullptr ? hn::LoadU(d, sg.gammaSum + c + v * lanes) : hn::Zero(d);
+  if constexpr (Kind::kGamma) {
+    for (size_t v = 0; v < kV; ++v) {
+      gamma[v] = hn::LoadU(d, sg.gamma + c + v * lanes);
+      gammaSum[v] = hn::LoadU(d, sg.gammaSum + c + v * lanes);
+    }
   }
   for (size_t r = 0; r < kR; ++r) {
     const size_t row = r0 + r;
@@ -185,16 +199,16 @@ HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, s
       const auto dxg = acc[r][v];
       const auto hin = hn::Mul(LoadWide<kHalf>(d, sg.gin, row * ldGin + c + v * lanes), hPre);
       const auto rms = hn::Mul(xf, coef);
-      auto sum = hn::Add(hn::Add(hin, rms), hasGamma ? hn::Mul(gamma[v], dxg) : dxg);
-      if (sg.gradXPost != nullptr) sum = hn::Add(sum, LoadWide<kHalf>(d, sg.gradXPost, at));
-      if (sg.gammaSum != nullptr) gammaSum[v] = hn::Add(gammaSum[v], hn::Mul(xf, dxg));
+      auto sum = hn::Add(hn::Add(hin, rms), Kind::kGamma ? hn::Mul(gamma[v], dxg) : dxg);
+      if constexpr (Kind::kPost) sum = hn::Add(sum, LoadWide<kHalf>(d, sg.gradXPost, at));
+      if constexpr (Kind::kGamma) gammaSum[v] = hn::Add(gammaSum[v], hn::Mul(xf, dxg));
       StoreNarrow<kHalf>(d, sum, sg.gradX, at);
-      auto xg = hasGamma ? hn::Mul(xf, gamma[v]) : xf;
-      if (sg.hf32) xg = RoundHf32(d, xg);
+      auto xg = Kind::kGamma ? hn::Mul(xf, gamma[v]) : xf;
+      if constexpr (Kind::kHf32) xg = RoundHf32(d, xg);
       hn::StoreU(xg, d, sg.xgStrip + row * kStrip + s + v * lanes);
     }
   }
-  if (sg.gammaSum != nullptr) {
+  if constexpr (Kind::kGamma) {
     for (size_t v = 0; v < kV; ++v) hn::StoreU(gammaSum[v], d, sg.gammaSum + c + v * lanes);
   }
 }
@@ -239,13 +253,13 @@ HWY_INLINE void PhiTile(D d, const MhcColumnSegment& sg, size_t f0, size_t c, si
 }
 
 /** Columns [c, c + kV vectors of d) of the segment (strip column s): every row, then every grad_phi row. */
-template <bool kHalf, size_t kV, class D>
+template <class Kind, size_t kV, class D>
 HWY_INLINE void SegmentColumns(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t c, size_t s) {
   const auto rows = static_cast<size_t>(sg.rows);
   const auto fusion = static_cast<size_t>(sg.fusion);
   size_t r = 0;
-  for (; r + kRows <= rows; r += kRows) GradXTile<kHalf, kRows, kV>(d, sg, ahead, r, c, s);
-  for (; r < rows; ++r) GradXTile<kHalf, 1, kV>(d, sg, ahead, r, c, s);
+  for (; r + kRows <= rows; r += kRows) GradXTile<Kind, kRows, kV>(d, sg, ahead, r, c, s);
+  for (; r < rows; ++r) GradXTile<Kind, 1, kV>(d, sg, ahead, r, c, s);
   size_t f = 0;
   for (; f + kRows <= fusion; f += kRows) PhiTile<kRows, kV>(d, sg, f, c, s);
   for (; f < fusion; ++f) PhiTile<1, kV>(d, sg, f, c, s);
@@ -282,7 +296,7 @@ HWY_INLINE Ahead AheadOf(const MhcColumnSegment& sg, size_t c0) {
   return ahead;
 }
 
-template <bool kHalf>
+template <class Kind>
 void SegmentTyped(const MhcColumnSegment& segment) {
   const MhcColumnSegment sg = segment;  // a local copy: the kernel's stores cannot change it, so it stays in registers
   const DS d;
@@ -307,18 +321,47 @@ void SegmentTyped(const MhcColumnSegment& segment) {
     }
     const size_t w = std::min(kStrip, cols - c0);
     size_t s = 0;
-    for (; s + 2 * lanes <= w; s += 2 * lanes) SegmentColumns<kHalf, 2>(d, sg, ahead, c0 + s, s);
-    for (; s + lanes <= w; s += lanes) SegmentColumns<kHalf, 1>(d, sg, ahead, c0 + s, s);
-    for (; s < w; ++s) SegmentColumns<kHalf, 1>(d1, sg, Ahead(), c0 + s, s);
+    for (; s + 2 * lanes <= w; s += 2 * lanes) SegmentColumns<Kind, 2>(d, sg, ahead, c0 + s, s);
+    for (; s + lanes <= w; s += lanes) SegmentColumns<Kind, 1>(d, sg, ahead, c0 + s, s);
+    for (; s < w; ++s) SegmentColumns<Kind, 1>(d1, sg, Ahead(), c0 + s, s);
+  }
+}
+
+template <bool kHalf, bool kGamma, bool kPost>
+void SegmentWith(const MhcColumnSegment& sg) {
+  if (sg.hf32) {
+    SegmentTyped<SegmentKind<kHalf, kGamma, kPost, true>>(sg);
+  } else {
+    SegmentTyped<SegmentKind<kHalf, kGamma, kPost, false>>(sg);
+  }
+}
+
+template <bool kHalf, bool kGamma>
+void SegmentWith(const MhcColumnSegment& sg) {
+  if (sg.gradXPost != nullptr) {
+    SegmentWith<kHalf, kGamma, true>(sg);
+  } else {
+    SegmentWith<kHalf, kGamma, false>(sg);
+  }
+}
+
+template <bool kHalf>
+void SegmentWith(const MhcColumnSegment& sg) {
+  if (sg.gamma != nullptr) {
+    SegmentWith<kHalf, true>(sg);
+  } else {
+    SegmentWith<kHalf, false>(sg);
   }
 }
 
 bool Segment(bool half, const MhcColumnSegment& sg) {
   if (half && !kExactHalf) return false;
+  // gamma and its sums come together (the plan gives both or neither); the scalar kernel takes any other mix.
+  if ((sg.gamma == nullptr) != (sg.gammaSum == nullptr)) return false;
   if (half) {
-    SegmentTyped<true>(sg);
+    SegmentWith<true>(sg);
   } else {
-    SegmentTyped<false>(sg);
+    SegmentWith<false>(sg);
   }
   return true;
 }
