@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "aclnnop/aclnn_compressor_grad.h"
 #include "aclnnop/aclnn_dropout.h"
 #include "aclnnop/aclnn_dropout_backward.h"
 #include "aclnnop/aclnn_dropout_do_mask.h"
@@ -338,6 +339,41 @@ std::unique_ptr<OpCall> mhcPreBackwardCall(bool v2) {
 std::unique_ptr<OpCall> mhcPreBackward() { return mhcPreBackwardCall(false); }
 std::unique_ptr<OpCall> mhcPreBackwardV2() { return mhcPreBackwardCall(true); }
 
+// Compressor (docs/compressor.md): BSH, B = 1, S = 8, H = 1024 (the smallest hidden size), D = 128, coff = 2,
+// cmpRatio = 4, BF16, start_pos [2]: two compressed rows, the first reading two positions of history.
+constexpr int64_t kCmpSeq = 8, kCmpHidden = 1024, kCmpHeadDim = 128, kCmpCoff = 2, kCmpRatio = 4;
+constexpr int64_t kCmpChannels = kCmpCoff * kCmpHeadDim, kCmpRows = (kCmpSeq + kCmpRatio - 1) / kCmpRatio;
+constexpr int64_t kCmpBlockRows = kCmpCoff * kCmpRatio;
+
+/** An INT32 input of `values`. */
+aclTensor* int32Input(OpCall& call, const std::vector<int32_t>& values) {
+  aclTensor* tensor = shaped(call, ACL_INT32, sizeof(int32_t), {static_cast<int64_t>(values.size())}, false);
+  std::memcpy(call.inputs.back()->data(), values.data(), values.size() * sizeof(int32_t));
+  return tensor;
+}
+
+/** aclnnCompressorGrad with start_pos, softmaxScore / kv of plausible values (weights 1/8, the rows' kv). */
+std::unique_ptr<OpCall> compressorGrad() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* x = mhcBf16(*call, {1, kCmpSeq, kCmpHidden}, 0.0f);
+  aclTensor* wkv = mhcBf16(*call, {kCmpChannels, kCmpHidden}, 0.0f);
+  aclTensor* wgate = mhcBf16(*call, {kCmpChannels, kCmpHidden}, 0.0f);
+  aclTensor* dCmpKv = mhcBf16(*call, {1, kCmpRows, kCmpHeadDim}, 0.0f);
+  aclTensor* softmaxScore = mhcFloat(*call, {1, kCmpRows, kCmpBlockRows, kCmpHeadDim}, 0.125f);
+  aclTensor* kv = mhcFloat(*call, {1, kCmpRows, kCmpBlockRows, kCmpHeadDim}, 0.0f);
+  aclTensor* startPos = int32Input(*call, {2});
+  aclTensor* dX = shaped(*call, ACL_BF16, sizeof(uint16_t), {1, kCmpSeq, kCmpHidden}, true);
+  aclTensor* dWkv = shaped(*call, ACL_BF16, sizeof(uint16_t), {kCmpChannels, kCmpHidden}, true);
+  aclTensor* dWgate = shaped(*call, ACL_BF16, sizeof(uint16_t), {kCmpChannels, kCmpHidden}, true);
+  aclTensor* dApe = mhcFloatOutput(*call, {kCmpRatio, kCmpChannels});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnCompressorGradGetWorkspaceSize(x, wkv, wgate, dCmpKv, softmaxScore, kv, nullptr, nullptr, startPos,
+                                               kCmpRatio, kCmpCoff, dX, dWkv, dWgate, dApe, size, executor);
+  };
+  call->secondPhase = aclnnCompressorGrad;
+  return call;
+}
+
 }  // namespace
 
 const std::vector<ResourceFailureOp>& resourceFailureOps() {
@@ -355,6 +391,7 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcPreV2", mhcPreV2},
       {"aclnnMhcPreBackward", mhcPreBackward},
       {"aclnnMhcPreBackwardV2", mhcPreBackwardV2},
+      {"aclnnCompressorGrad", compressorGrad},
   };
   return ops;
 }
