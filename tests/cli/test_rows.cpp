@@ -71,5 +71,17 @@ TEST(Rows, VerifyTableListsEveryRowAndExplainsFailures) {
   EXPECT_NE(text.find("FAIL op bad: 3 of 8 elements differ"), std::string::npos) << text;
 }
 
+TEST(Rows, VerifyExtraMetricsAreAColumnOnlyWhenARowHasThem) {
+  std::ostringstream plain;
+  printVerifyTable(plain, {{"op", "good", "bf16", true, false, 0.0, 0.0, "", ""}});
+  EXPECT_EQ(plain.str().find("extra"), std::string::npos) << plain.str();
+  VerifyRow row{"op", "good", "bf16", true, false, 0.0, 0.0, "", "", "6.2 PASS 100%"};
+  std::ostringstream out;
+  printVerifyTable(out, {row, {"op", "other", "bf16", true, false, 0.0, 0.0, "", ""}});
+  EXPECT_NE(out.str().find("bitexact  extra"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("no        6.2 PASS 100%"), std::string::npos) << out.str();
+  EXPECT_EQ(verifyRowsToJson({row})[0]["extra"], "6.2 PASS 100%");
+}
+
 }  // namespace
 }  // namespace gradkit::cli

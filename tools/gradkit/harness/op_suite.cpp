@@ -329,6 +329,7 @@ std::vector<VerifyRow> OpSuite::verify(const json& testCase, const VerifyContext
     } else {
       gateOutputs(descriptor_, c, call, row);
     }
+    if (call.report) call.report(row);
     row.passed = row.passed && outside == 0 && inputsKept;
     if (context.dumpDir) dump(context, descriptor_, c, row.caseName);
   }
@@ -409,6 +410,10 @@ BenchRow OpSuite::bench(const json& benchCase, const BenchContext& context) cons
       gateOutputs(descriptor_, c, call, verdict);
     }
     if (!verdict.passed) note("WRONG RESULT: " + verdict.note);
+    if (call.report) {
+      call.report(verdict);
+      if (!verdict.extra.empty()) note(verdict.extra);
+    }
   }
 
   if (context.peer && call.peer) {

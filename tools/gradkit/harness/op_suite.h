@@ -103,6 +103,9 @@ struct OpCall {
   double computeThreshold = 0.0;
   /** Instead of the descriptor's gate: decides row.passed, bitExact, errors and note (outputs downloaded). */
   std::function<void(VerifyRow& row)> judge;
+  /** Optional, after the gate (outputs downloaded, golden buffers holding OpCall::golden's values): metrics reported
+   *  beside the gate into row.extra (verify) or the bench note, never changing the verdict. */
+  std::function<void(VerifyRow& row)> report;
   /** The op computes nothing for this case (e.g. an empty mask): outputs must keep their bytes; no golden. */
   bool computesNothing = false;
 

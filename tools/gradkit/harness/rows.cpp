@@ -44,9 +44,12 @@ std::string formatNumber(double value) {
 void printVerifyTable(std::ostream& out, const std::vector<VerifyRow>& rows) {
   std::vector<std::vector<std::string>> table{
       {"op", "case", "dtype", "pass", "max_abs_err", "max_rel_err", "bitexact"}};
+  const bool extra = std::any_of(rows.begin(), rows.end(), [](const VerifyRow& row) { return !row.extra.empty(); });
+  if (extra) table[0].push_back("extra");
   for (const VerifyRow& row : rows) {
     table.push_back({row.op, row.caseName, row.dtype, row.passed ? "PASS" : "FAIL", formatNumber(row.maxAbsErr),
                      formatNumber(row.maxRelErr), row.bitExact ? "yes" : "no"});
+    if (extra) table.back().push_back(row.extra);
   }
   printTable(out, table);
   for (const VerifyRow& row : rows) {
@@ -82,6 +85,7 @@ nlohmann::json verifyRowsToJson(const std::vector<VerifyRow>& rows) {
                           {"max_rel_err", number(row.maxRelErr)}};
     if (!row.note.empty()) object["note"] = row.note;
     if (!row.outputDigest.empty()) object["output_digest"] = row.outputDigest;
+    if (!row.extra.empty()) object["extra"] = row.extra;
     array.push_back(std::move(object));
   }
   return array;

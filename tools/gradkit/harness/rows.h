@@ -24,6 +24,9 @@ struct VerifyRow {
   // FNV-1a of every output's storage after the run (hex; empty when nothing ran): equal digests across thread counts
   // and kernel tables are the determinism matrix's evidence.
   std::string outputDigest;
+  // Metrics a suite reports beside its gate (OpCall::report), not part of the verdict: a table column when any row
+  // has them, "extra" in JSON (a default initializer, so that initializers listing the fields before it still compile).
+  std::string extra = {};
 };
 
 /** One benchmarked case; the numbers are NaN ("-" in the table, null in JSON) when the case could not run. */
@@ -42,13 +45,14 @@ struct BenchRow {
 /** A number for tables: "0", or 3 significant digits ("1.5e-07", "inf"). */
 std::string formatNumber(double value);
 
-/** The verify table, one row per case, then (when any failed) each failing case's note. */
+/** The verify table, one row per case (an "extra" column when any row has one), then each failing case's note. */
 void printVerifyTable(std::ostream& out, const std::vector<VerifyRow>& rows);
 
 /** The bench table, one row per case. */
 void printBenchTable(std::ostream& out, const std::vector<BenchRow>& rows);
 
-/** [{op, case, dtype, passed, bitexact, max_abs_err, max_rel_err[, note]}] (NaN/Inf become null). */
+/** [{op, case, dtype, passed, bitexact, max_abs_err, max_rel_err[, note][, output_digest][, extra]}] (NaN/Inf
+ *  become null). */
 nlohmann::json verifyRowsToJson(const std::vector<VerifyRow>& rows);
 
 /** [{op, case, dtype, seconds, gbps, gflops, ratio[, peer_seconds][, note]}]. */
