@@ -321,13 +321,20 @@ TEST(CompressorValues, SameBitsForAnyThreadCountAndScalarKernels) {
 }
 
 TEST(CompressorValues, WorkspaceIsWhatThePlanBooks) {
-  FwdCase c = bsh(1, 8, 512, 2, 4);
-  const FwdData data = randomData(c);
-  const Result r = runApi(c, data);
-  // Packed bf16 weights, the projections [T, 2C] fp32, the GEMM scratch and one block-scratch slot per thread.
-  const uint64_t weights = 2 * 1024 * 1024 * 2, projections = 8 * 2048 * 4;
-  EXPECT_GE(r.workspace, weights + projections);
-  EXPECT_LT(r.workspace, weights + projections + (uint64_t{64} << 20));
+  // C4A with T = 8, H = 1024 (C = 1024 channels per weight): the projections [T, 2C] fp32 always; with FP16 also the
+  // weights widened to fp32 and one widened x panel. The rest is the GEMM scratch (at most one widened weight where
+  // oneDNN has no BF16 kernel) and the block scratch.
+  const uint64_t projections = 8 * 2048 * 4, wideWeights = 2048 * 1024 * 4, panel = 8 * 1024 * 4;
+  const uint64_t slack = 1024 * 1024 * 4 + (uint64_t{4} << 20);
+  for (aclDataType dtype : {ACL_BF16, ACL_FLOAT16}) {
+    FwdCase c = bsh(1, 8, 512, 2, 4);
+    c.dtype = dtype;
+    const FwdData data = randomData(c);
+    const uint64_t workspace = runApi(c, data).workspace;
+    const uint64_t floor = projections + (dtype == ACL_FLOAT16 ? wideWeights + panel : 0);
+    EXPECT_GE(workspace, floor) << dtype;
+    EXPECT_LT(workspace, floor + slack) << dtype;
+  }
 }
 
 // The block kernel alone: SIMD and scalar give the same bits on random rows with padding, history-like rows without

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <memory>
 
 #include "core/kernel_select.h"
@@ -13,7 +12,7 @@ namespace gradkit::ops {
 namespace {
 
 constexpr int64_t kMaxBlockRows = 256;     // N = coff * cmpRatio <= 2 * 128
-constexpr int64_t kPackGrain = 16;         // weight rows per packing task
+constexpr int64_t kPackGrain = 16;         // weight rows per widening task
 constexpr int64_t kWidenGrain = 64;        // fp16 x rows per widening task
 constexpr int64_t kCacheColumnGrain = 64;  // state-cache channels per write task
 
@@ -21,12 +20,14 @@ StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, Work
   return StagedTensor::plan(view, !view.isContiguous(), name, booking);
 }
 
+// One projection of a panel: [rows, H] . W^T for one weight W [C, H], into C columns of the [T, 2C] projections.
 std::shared_ptr<const Gemm> panelGemm(int64_t rows, const CompressorProblem& p, bool half) {
   GemmShape shape;
   shape.m = rows;
-  shape.n = 2 * p.channels();
+  shape.n = p.channels();
   shape.k = p.hidden;
-  shape.transB = true;  // the packed weights are [2C, H]
+  shape.transB = true;  // wkv / wgate are [C, H]
+  shape.ldc = 2 * p.channels();
   shape.inputType = half ? ACL_FLOAT : ACL_BF16;
   return std::make_shared<const Gemm>(shape);
 }
@@ -63,9 +64,10 @@ CompressorPlan planCompressor(const CompressorArgs& args) {
   }
 
   const int64_t width = 2 * p.channels();
-  const uint64_t operandBytes = plan.half ? sizeof(float) : sizeof(uint16_t);
-  plan.weights =
-      booking.bookArray("packed weights [wkv; wgate]", static_cast<uint64_t>(width * p.hidden), operandBytes);
+  if (plan.half) {  // BF16 weights go to the GEMM as they are; FP16 ones are widened once
+    plan.weights =
+        booking.bookArray("wkv, wgate widened to fp32", static_cast<uint64_t>(width * p.hidden), sizeof(float));
+  }
   const int64_t panelRows = std::min(p.tokens, kCompressorPanelRows);
   if (plan.half) {
     plan.panel =
@@ -106,23 +108,19 @@ CompressorPlan planCompressor(const CompressorArgs& args) {
 
 namespace {
 
-// Phase 1 helpers: the weights packed once, then the projections panel by panel.
-void packWeights(const CompressorPlan& plan, const void* wkv, const void* wgate, void* packed) {
+// Phase 1 helpers: FP16 weights widened once ([wkv; wgate] as [2C, H] fp32), then the projections panel by panel.
+void widenWeights(const CompressorPlan& plan, const void* wkv, const void* wgate, float* wide) {
   const CompressorProblem& p = plan.problem;
   const int64_t channels = p.channels(), hidden = p.hidden;
   parallelFor(2 * channels, kPackGrain, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const auto* from = static_cast<const uint16_t*>(row < channels ? wkv : wgate) + (row % channels) * hidden;
-      if (plan.half) {
-        plan.kernels->widenHalf(from, static_cast<float*>(packed) + row * hidden, hidden);
-      } else {
-        std::memcpy(static_cast<uint16_t*>(packed) + row * hidden, from, static_cast<size_t>(hidden) * 2);
-      }
+      plan.kernels->widenHalf(from, wide + row * hidden, hidden);
     }
   });
 }
 
-void project(const CompressorPlan& plan, const void* x, const void* packed, void* memory) {
+void project(const CompressorPlan& plan, const void* x, const void* wkv, const void* wgate, void* memory) {
   const CompressorProblem& p = plan.problem;
   const int64_t hidden = p.hidden, width = 2 * p.channels();
   auto* out = plan.projections.in<float>(memory);
@@ -139,7 +137,8 @@ void project(const CompressorPlan& plan, const void* x, const void* packed, void
       });
       a = panel;
     }
-    gemm.run(a, packed, out + first * width, scratch);
+    gemm.run(a, wkv, out + first * width, scratch);                   // KV: columns [0, C)
+    gemm.run(a, wgate, out + first * width + p.channels(), scratch);  // G: columns [C, 2C)
   }
 }
 
@@ -256,9 +255,13 @@ aclnnStatus CompressorPlan::run(void* memory) const {
   const void* wkvData = wkv.read(memory);
   const void* wgateData = wgate.read(memory);
   const auto* apeData = static_cast<const float*>(ape.read(memory));
-  void* packed = weights.in(memory);
-  packWeights(*this, wkvData, wgateData, packed);
-  project(*this, xData, packed, memory);
+  if (half) {
+    auto* wide = weights.in<float>(memory);
+    widenWeights(*this, wkvData, wgateData, wide);
+    wkvData = wide;
+    wgateData = wide + problem.channels() * problem.hidden;
+  }
+  project(*this, xData, wkvData, wgateData, memory);
   computeBlocks(*this, apeData, memory);
   cmpKv.writeBack(memory);
   if (gradEnabled) {

@@ -1,9 +1,9 @@
 // The plan of one aclnnCompressor call: made once in GetWorkspaceSize, run on the stream.
 //
 // The run has three phases, in this order:
-//   1. projections: KV | G = x . [wkv; wgate]^T for every row of x, fp32, into the workspace ([T, 2*coff*D]), in
-//      panels of kCompressorPanelRows rows (core/gemm.h: bf16 operands as given; fp16 panels widened to fp32 first,
-//      the weights once);
+//   1. projections: KV = x . wkv^T and G = x . wgate^T for every row of x, fp32, into the workspace ([T, 2*coff*D]:
+//      KV then G), in panels of kCompressorPanelRows rows (core/gemm.h, one GEMM per weight: BF16 operands as given;
+//      FP16 panels widened to fp32 first, the weights once);
 //   2. blocks: every output row (compressed block or padding) from the projections, the APE and the state-cache
 //      history (kernels/compressor_fwd_kernel.h), in fixed slices of rows;
 //   3. state cache: the tokens' kv_state (KV) and score_state (G + APE) rows written, batch after batch and position
@@ -38,8 +38,9 @@ struct CompressorPlan {
   aclTensor cache;  // the state cache as addressed (effective dim-0 stride)
   // Inputs and outputs as the kernels see them: dense views in place, any other view staged through the workspace.
   StagedTensor x, wkv, wgate, ape, cmpKv, softmaxScore, kv;
-  // Phase 1: the packed weights [2C, H] (bf16 bits, or fp32 for fp16), the fp16 panel, the GEMMs (full panels and
-  // the last, shorter one), their shared scratch, and the projections [T, 2C] (KV in columns [0, C), G in [C, 2C)).
+  // Phase 1: FP16 only: the weights widened to fp32 ([wkv; wgate] as [2C, H]) and one x panel widened; the GEMMs
+  // (full panels and the last, shorter one; each runs once per weight), their scratch, and the projections [T, 2C]
+  // (KV in columns [0, C), G in [C, 2C)).
   WorkspaceRegion weights, panel, gemmScratch, projections;
   std::shared_ptr<const Gemm> fullPanelGemm, lastPanelGemm;
   // Phase 2: the owner of every output row (batch -1: padding), and one scratch slot per thread at plan time
