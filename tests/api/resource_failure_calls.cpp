@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "aclnnop/aclnn_compressor.h"
 #include "aclnnop/aclnn_compressor_grad.h"
 #include "aclnnop/aclnn_dropout.h"
 #include "aclnnop/aclnn_dropout_backward.h"
@@ -345,11 +346,36 @@ constexpr int64_t kCmpSeq = 8, kCmpHidden = 1024, kCmpHeadDim = 128, kCmpCoff = 
 constexpr int64_t kCmpChannels = kCmpCoff * kCmpHeadDim, kCmpRows = (kCmpSeq + kCmpRatio - 1) / kCmpRatio;
 constexpr int64_t kCmpBlockRows = kCmpCoff * kCmpRatio;
 
-/** An INT32 input of `values`. */
-aclTensor* int32Input(OpCall& call, const std::vector<int32_t>& values) {
-  aclTensor* tensor = shaped(call, ACL_INT32, sizeof(int32_t), {static_cast<int64_t>(values.size())}, false);
+/** An INT32 input of `values`, 1-d unless a `shape` is given. */
+aclTensor* int32Input(OpCall& call, const std::vector<int32_t>& values, std::vector<int64_t> shape = {}) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  aclTensor* tensor = shaped(call, ACL_INT32, sizeof(int32_t), shape, false);
   std::memcpy(call.inputs.back()->data(), values.data(), values.size() * sizeof(int32_t));
   return tensor;
+}
+
+/**
+ * aclnnCompressor with gradEnabled and a paged state cache (blocks of 8 positions; the batch's table row {1, 2}): it
+ * reads positions 0-1 as history and writes positions 2-9. The cache is an output here (the call writes it).
+ */
+std::unique_ptr<OpCall> compressor() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* x = mhcBf16(*call, {1, kCmpSeq, kCmpHidden}, 0.0f);
+  aclTensor* wkv = mhcBf16(*call, {kCmpChannels, kCmpHidden}, 0.0f);
+  aclTensor* wgate = mhcBf16(*call, {kCmpChannels, kCmpHidden}, 0.0f);
+  aclTensor* ape = mhcFloat(*call, {kCmpRatio, kCmpChannels}, 0.0f);
+  aclTensor* table = int32Input(*call, {1, 2}, {1, 2});
+  aclTensor* startPos = int32Input(*call, {2});
+  aclTensor* stateCache = mhcFloatOutput(*call, {3, 8, 2 * kCmpChannels});
+  aclTensor* cmpKv = shaped(*call, ACL_BF16, sizeof(uint16_t), {1, kCmpRows, kCmpHeadDim}, true);
+  aclTensor* softmaxScore = mhcFloatOutput(*call, {1, kCmpRows, kCmpBlockRows, kCmpHeadDim});
+  aclTensor* kv = mhcFloatOutput(*call, {1, kCmpRows, kCmpBlockRows, kCmpHeadDim});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnCompressorGetWorkspaceSize(x, wkv, wgate, stateCache, ape, table, nullptr, nullptr, startPos, kCmpRatio,
+                                           kCmpCoff, 1, 0, true, cmpKv, softmaxScore, kv, size, executor);
+  };
+  call->secondPhase = aclnnCompressor;
+  return call;
 }
 
 /** aclnnCompressorGrad with start_pos, softmaxScore / kv of plausible values (weights 1/8, the rows' kv). */
@@ -391,6 +417,7 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcPreV2", mhcPreV2},
       {"aclnnMhcPreBackward", mhcPreBackward},
       {"aclnnMhcPreBackwardV2", mhcPreBackwardV2},
+      {"aclnnCompressor", compressor},
       {"aclnnCompressorGrad", compressorGrad},
   };
   return ops;

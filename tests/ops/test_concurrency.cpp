@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_compressor.h"
+#include "aclnnop/aclnn_compressor_grad.h"
 #include "aclnnop/aclnn_dropout_do_mask.h"
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
@@ -84,17 +86,57 @@ struct MhcJob {
   }
 };
 
+// Compressor: TH, two batches of 7 and 6 tokens starting at positions 2 and 5 (history read from a paged state
+// cache: blocks of 8 positions, batch 0 in blocks 1-2, batch 1 in blocks 3-4), H = 1024, D = 128, coff = 2, cr = 4.
+constexpr int64_t kCmpTokens = 13, kCmpBatch = 2, kCmpHidden = 1024, kCmpHeadDim = 128, kCmpCoff = 2, kCmpRatio = 4;
+constexpr int64_t kCmpChannels = kCmpCoff * kCmpHeadDim, kCmpBlockRows = kCmpCoff * kCmpRatio;
+constexpr int64_t kCmpRows = 5;  // min(T, T / cr + B)
+constexpr int64_t kCmpCacheBlocks = 5, kCmpCacheBlockSize = 8, kCmpCacheWidth = 2 * kCmpChannels;
+
+/**
+ * One thread's Compressor (gradEnabled) + CompressorGrad data: the backward reads the softmaxScore and kv the forward
+ * queued before it wrote. The forward reads the cache below start_pos and writes it from start_pos on, so repeated
+ * rounds read the same history.
+ */
+struct CompressorJob {
+  explicit CompressorJob(uint32_t seed)
+      : x(uniformElements(ACL_BF16, kCmpTokens * kCmpHidden, seed)),
+        wkv(uniformElements(ACL_BF16, kCmpChannels * kCmpHidden, seed + 1)),
+        wgate(uniformElements(ACL_BF16, kCmpChannels * kCmpHidden, seed + 2)),
+        ape(uniformElements(ACL_FLOAT, kCmpRatio * kCmpChannels, seed + 3)),
+        stateCache(uniformElements(ACL_FLOAT, kCmpCacheBlocks * kCmpCacheBlockSize * kCmpCacheWidth, seed + 4)),
+        dCmpKv(uniformElements(ACL_BF16, kCmpRows * kCmpHeadDim, seed + 5)) {}
+
+  std::vector<unsigned char> x, wkv, wgate, ape, stateCache, dCmpKv;
+  std::vector<int32_t> table = {1, 2, 3, 4}, cuSeqlens = {0, 7, 13}, startPos = {2, 5};
+  // Outputs: forward (the cache above), then backward.
+  std::vector<unsigned char> cmpKv = std::vector<unsigned char>(kCmpRows * kCmpHeadDim * 2);
+  std::vector<unsigned char> softmaxScore = std::vector<unsigned char>(kCmpRows * kCmpBlockRows * kCmpHeadDim * 4);
+  std::vector<unsigned char> kv = std::vector<unsigned char>(kCmpRows * kCmpBlockRows * kCmpHeadDim * 4);
+  std::vector<unsigned char> dX = std::vector<unsigned char>(kCmpTokens * kCmpHidden * 2);
+  std::vector<unsigned char> dWkv = std::vector<unsigned char>(kCmpChannels * kCmpHidden * 2);
+  std::vector<unsigned char> dWgate = std::vector<unsigned char>(kCmpChannels * kCmpHidden * 2);
+  std::vector<unsigned char> dApe = std::vector<unsigned char>(kCmpRatio * kCmpChannels * 4);
+
+  bool operator==(const CompressorJob& other) const {
+    return stateCache == other.stateCache && cmpKv == other.cmpKv && softmaxScore == other.softmaxScore &&
+           kv == other.kv && dX == other.dX && dWkv == other.dWkv && dWgate == other.dWgate && dApe == other.dApe;
+  }
+};
+
 /** One thread's inputs and outputs; `seed` makes every thread's data and dropout stream its own. */
 struct Job {
   explicit Job(uint32_t dataSeed)
       : grad(randomElements(ACL_BF16, kElements, dataSeed)),
         self(randomElements(ACL_BF16, kElements, dataSeed + 1)),
         seed(dataSeed),
-        mhc(dataSeed + 2) {}
+        mhc(dataSeed + 2),
+        compressor(dataSeed + 3) {}
 
   std::vector<unsigned char> grad, self;
   uint32_t seed;
   MhcJob mhc;
+  CompressorJob compressor;
   // Outputs: ThresholdBackward, GenMaskV2, DropoutV3 (out, mask), DoMask, V3Grad.
   std::vector<unsigned char> threshold = std::vector<unsigned char>(kElements * 2);
   std::vector<uint8_t> genMask = std::vector<uint8_t>(kMaskBytes);
@@ -105,7 +147,7 @@ struct Job {
 
   bool operator==(const Job& other) const {
     return threshold == other.threshold && genMask == other.genMask && v3Out == other.v3Out && v3Mask == other.v3Mask &&
-           doMask == other.doMask && v3Grad == other.v3Grad && mhc == other.mhc;
+           doMask == other.doMask && v3Grad == other.v3Grad && mhc == other.mhc && compressor == other.compressor;
   }
 };
 
@@ -165,6 +207,40 @@ void enqueueMhc(MhcJob& job, aclrtStream stream, std::vector<std::vector<unsigne
       aclnnMhcPreBackward, stream, workspaces);
 }
 
+/** Queues Compressor (gradEnabled), then CompressorGrad on the softmaxScore and kv it writes. */
+void enqueueCompressor(CompressorJob& job, aclrtStream stream, std::vector<std::vector<unsigned char>>& workspaces) {
+  auto x = makeView(job.x.data(), ACL_BF16, {kCmpTokens, kCmpHidden});
+  auto wkv = makeView(job.wkv.data(), ACL_BF16, {kCmpChannels, kCmpHidden});
+  auto wgate = makeView(job.wgate.data(), ACL_BF16, {kCmpChannels, kCmpHidden});
+  auto ape = makeView(job.ape.data(), ACL_FLOAT, {kCmpRatio, kCmpChannels});
+  auto cache = makeView(job.stateCache.data(), ACL_FLOAT, {kCmpCacheBlocks, kCmpCacheBlockSize, kCmpCacheWidth});
+  auto table = makeView(job.table.data(), ACL_INT32, {kCmpBatch, 2});
+  auto cuSeqlens = makeView(job.cuSeqlens.data(), ACL_INT32, {kCmpBatch + 1});
+  auto startPos = makeView(job.startPos.data(), ACL_INT32, {kCmpBatch});
+  auto cmpKv = makeView(job.cmpKv.data(), ACL_BF16, {kCmpRows, kCmpHeadDim});
+  auto softmaxScore = makeView(job.softmaxScore.data(), ACL_FLOAT, {kCmpRows, kCmpBlockRows, kCmpHeadDim});
+  auto kv = makeView(job.kv.data(), ACL_FLOAT, {kCmpRows, kCmpBlockRows, kCmpHeadDim});
+  auto dCmpKv = makeView(job.dCmpKv.data(), ACL_BF16, {kCmpRows, kCmpHeadDim});
+  auto dX = makeView(job.dX.data(), ACL_BF16, {kCmpTokens, kCmpHidden});
+  auto dWkv = makeView(job.dWkv.data(), ACL_BF16, {kCmpChannels, kCmpHidden});
+  auto dWgate = makeView(job.dWgate.data(), ACL_BF16, {kCmpChannels, kCmpHidden});
+  auto dApe = makeView(job.dApe.data(), ACL_FLOAT, {kCmpRatio, kCmpChannels});
+  enqueue(
+      [&](uint64_t* s, aclOpExecutor** e) {
+        return aclnnCompressorGetWorkspaceSize(x.get(), wkv.get(), wgate.get(), cache.get(), ape.get(), table.get(),
+                                               cuSeqlens.get(), nullptr, startPos.get(), kCmpRatio, kCmpCoff, 1, 0,
+                                               true, cmpKv.get(), softmaxScore.get(), kv.get(), s, e);
+      },
+      aclnnCompressor, stream, workspaces);
+  enqueue(
+      [&](uint64_t* s, aclOpExecutor** e) {
+        return aclnnCompressorGradGetWorkspaceSize(x.get(), wkv.get(), wgate.get(), dCmpKv.get(), softmaxScore.get(),
+                                                   kv.get(), cuSeqlens.get(), nullptr, startPos.get(), kCmpRatio,
+                                                   kCmpCoff, dX.get(), dWkv.get(), dWgate.get(), dApe.get(), s, e);
+      },
+      aclnnCompressorGrad, stream, workspaces);
+}
+
 /** Queues every op of `job` on `stream` (DoMask and V3Grad read the mask GenMaskV2 wrote), then synchronizes. */
 void runJob(Job& job, aclrtStream stream) {
   const std::vector<int64_t> shape = {kElements};
@@ -179,7 +255,7 @@ void runJob(Job& job, aclrtStream stream) {
   std::unique_ptr<aclIntArray, void (*)(aclIntArray*)> dims(aclCreateIntArray(shape.data(), 1),
                                                             [](aclIntArray* a) { aclDestroyIntArray(a); });
   std::vector<std::vector<unsigned char>> workspaces;
-  workspaces.reserve(8);
+  workspaces.reserve(10);
   const int64_t seed = job.seed, offset = 4 * (job.seed % 7);
   enqueue(
       [&](uint64_t* s, aclOpExecutor** e) {
@@ -207,6 +283,7 @@ void runJob(Job& job, aclrtStream stream) {
       },
       aclnnDropoutV3Grad, stream, workspaces);
   enqueueMhc(job.mhc, stream, workspaces);
+  enqueueCompressor(job.compressor, stream, workspaces);
   EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << recentError();
 }
 
@@ -258,6 +335,8 @@ TEST(Concurrency, EightStreamsInParallelGiveTheSingleThreadedBitsWhileAnotherThr
   EXPECT_NE(expected[0].genMask, expected[1].genMask);
   EXPECT_NE(expected[0].mhc.gradPhi, expected[1].mhc.gradPhi);
   EXPECT_NE(expected[0].mhc.gradPhi, std::vector<unsigned char>(expected[0].mhc.gradPhi.size()));
+  EXPECT_NE(expected[0].compressor.dWkv, expected[1].compressor.dWkv);
+  EXPECT_NE(expected[0].compressor.dApe, std::vector<unsigned char>(expected[0].compressor.dApe.size()));
 }
 
 }  // namespace
