@@ -206,3 +206,52 @@ def mhc_pre_backward(lib, x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv
     args = [_handle(t) for t in inputs] + [ctypes.c_float(hc_eps)] + mode + [_handle(t) for t in outputs]
     _call_or_raise(lib, "MhcPreBackward" if op_impl_mode is None else "MhcPreBackwardV2", *args)
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Compressor: aclnnCompressor and aclnnCompressorGrad on torch CPU tensors.
+
+
+def compressor_rows(x, cmp_ratio, cu_seqlens=None):
+    """The leading dims of the compressed outputs: BSH x [B, S, H] -> [B, ceil(S/cr)]; TH x [T, H] -> [min(T, T//cr
+    + B)] with B = len(cu_seqlens) - 1 (1 without cu_seqlens, a call the operator rejects)."""
+    if x.dim() == 3:
+        return [x.shape[0], (x.shape[1] + cmp_ratio - 1) // cmp_ratio]
+    tokens, batch = x.shape[0], 1 if cu_seqlens is None else cu_seqlens.shape[0] - 1
+    return [min(tokens, tokens // cmp_ratio + batch)]
+
+
+def compressor(lib, x, wkv, wgate, state_cache, ape, block_table, cmp_ratio, coff=1, cu_seqlens=None, seqused=None,
+               start_pos=None, cache_mode=1, state_cache_stride_dim0=0, grad_enabled=True):
+    """aclnnCompressor. x [B,S,H] or [T,H] with cu_seqlens (INT32 [B+1]), BF16 or FP16; wkv, wgate [coff*D, H] in x's
+    dtype; state_cache FP32 [blocks, block_size, 2*coff*D], read before start_pos and written IN PLACE; ape FP32
+    [cmp_ratio, coff*D]; block_table INT32 [B, columns] (cache_mode 1) or [B] (cache_mode 2); seqused, start_pos
+    INT32 [B] or None. Returns a dict with cmp_kv (x's dtype) and softmax_score, kv (FP32 [.., coff*cmp_ratio, D];
+    written only with grad_enabled, else left zero). Raises AclnnError."""
+    lead = compressor_rows(x, cmp_ratio, cu_seqlens)
+    d = wkv.shape[0] // coff
+    out = {"cmp_kv": torch.zeros(lead + [d], dtype=x.dtype),
+           "softmax_score": torch.zeros(lead + [coff * cmp_ratio, d]),
+           "kv": torch.zeros(lead + [coff * cmp_ratio, d])}
+    inputs = [Tensor(lib, t) if t is not None else None
+              for t in (x, wkv, wgate, state_cache, ape, block_table, cu_seqlens, seqused, start_pos)]
+    outputs = [Tensor(lib, out[k]) for k in ("cmp_kv", "softmax_score", "kv")]
+    attrs = [ctypes.c_int64(cmp_ratio), ctypes.c_int64(coff), ctypes.c_int64(cache_mode),
+             ctypes.c_int64(state_cache_stride_dim0), ctypes.c_bool(grad_enabled)]
+    _call_or_raise(lib, "Compressor", *([_handle(t) for t in inputs] + attrs + [_handle(t) for t in outputs]))
+    return out
+
+
+def compressor_grad(lib, x, wkv, wgate, d_cmp_kv, softmax_score, kv, cmp_ratio, coff=1, cu_seqlens=None,
+                    seqused=None, start_pos=None):
+    """aclnnCompressorGrad. x, wkv, wgate, cu_seqlens, seqused, start_pos as compressor() had them; d_cmp_kv the
+    gradient of cmp_kv (x's dtype); softmax_score, kv the forward's grad_enabled outputs. Returns a dict with d_x,
+    d_wkv, d_wgate (x's dtype) and d_ape (FP32 [cmp_ratio, coff*D]). Raises AclnnError."""
+    out = {"d_x": torch.zeros(x.shape, dtype=x.dtype), "d_wkv": torch.zeros(wkv.shape, dtype=x.dtype),
+           "d_wgate": torch.zeros(wgate.shape, dtype=x.dtype), "d_ape": torch.zeros(cmp_ratio, wkv.shape[0])}
+    inputs = [Tensor(lib, t) if t is not None else None
+              for t in (x, wkv, wgate, d_cmp_kv, softmax_score, kv, cu_seqlens, seqused, start_pos)]
+    outputs = [Tensor(lib, out[k]) for k in ("d_x", "d_wkv", "d_wgate", "d_ape")]
+    attrs = [ctypes.c_int64(cmp_ratio), ctypes.c_int64(coff)]
+    _call_or_raise(lib, "CompressorGrad", *([_handle(t) for t in inputs] + attrs + [_handle(t) for t in outputs]))
+    return out
