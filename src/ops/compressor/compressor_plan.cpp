@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <stdexcept>
 
 #include "core/kernel_select.h"
 #include "core/parallel.h"
@@ -88,14 +89,17 @@ CompressorPlan planCompressor(const CompressorArgs& args) {
   const int64_t rows = p.outputRows();
   plan.rowBatch.assign(static_cast<size_t>(rows), -1);
   plan.rowBlock.assign(static_cast<size_t>(rows), -1);
+  int64_t packed = 0;  // TH: the rows of the batches before b, kept running (outputRow would re-sum them)
   for (int64_t b = 0; b < p.batch; ++b) {
-    const int64_t first = p.outputRow(b, 0);  // TH: the rows of the batches before b
+    const int64_t first = p.th ? packed : p.outputRow(b, 0);
     for (int64_t j = 0; j < p.blocks(b); ++j) {
       plan.rowBatch[first + j] = b;
       plan.rowBlock[first + j] = j;
     }
+    packed += p.blocks(b);
   }
   const int64_t n = p.blockRows();
+  if (n > kMaxBlockRows) throw std::logic_error("compressor: more than 256 rows per block passed the checks");
   const bool gatherHistory = plan.cache.strides[2] != 1;
   plan.slotFloats = kernels::compressorFwdScratchFloats(n) + (gatherHistory ? 2 * n * p.headDim : 0);
   plan.slotFloats = (plan.slotFloats + 15) / 16 * 16;  // each slot 64-byte aligned
