@@ -1,8 +1,10 @@
 """gradkit: Huawei CANN's aclnn operators on the CPU, from Python (docs/python.md).
 
-  gradkit.relu, gradkit.dropout, gradkit.mhc_pre   torch.autograd functions (need torch)
+  gradkit.relu, gradkit.dropout, gradkit.mhc_pre,
+  gradkit.compressor                               torch.autograd functions (need torch)
   gradkit.ops                                      the raw operators, on torch tensors or numpy arrays
   gradkit.torch_npu                                torch_npu's names and keywords for the same operators
+  gradkit.cann_ops_transformer                     the names of upstream's torch extension (compressor)
   gradkit.reference                                pure-torch reference implementations (need torch)
   gradkit.AclnnError                               raised by a failing operator: .api, .status, .message
 """
@@ -23,7 +25,8 @@ try:
 except ImportError:  # numpy only: the raw operators
     pass
 else:
-    from . import torch_npu
-    from .autograd import dropout, mhc_pre, relu
+    from . import cann_ops_transformer, torch_npu
+    from .autograd import compressor, dropout, mhc_pre, relu
 
-__all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "torch_npu"]
+__all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "torch_npu",
+           "compressor", "cann_ops_transformer"]

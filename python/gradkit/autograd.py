@@ -2,14 +2,14 @@
 gradkit's kernels run inside an ordinary PyTorch training step (CPU tensors, any strides).
 
 Each user function carries its pieces as attributes: `.Function` (the autograd.Function), `.forward_op` and
-`.backward_op` (the raw operators of gradkit.ops it calls). Operators still to come (compressor, flash attention)
-follow the same pattern: a Function class calling gradkit.ops, a function with those three attributes, an entry
+`.backward_op` (the raw operators of gradkit.ops it calls). Operators still to come (flash attention) follow the
+same pattern: a Function class calling gradkit.ops, a function with those three attributes, an entry
 in __all__ and in gradkit/__init__.py."""
 import torch
 
 from . import ops
 
-__all__ = ["relu", "dropout", "mhc_pre"]
+__all__ = ["relu", "dropout", "mhc_pre", "compressor"]
 
 
 def _attach(function, autograd_function, forward_op, backward_op):
@@ -113,3 +113,43 @@ def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_i
 _attach(relu, ReluFunction, None, ops.threshold_backward)
 _attach(dropout, DropoutFunction, ops.native_dropout, ops.native_dropout_backward)
 _attach(mhc_pre, MhcPreFunction, ops.mhc_pre, ops.mhc_pre_backward)
+
+
+class CompressorFunction(torch.autograd.Function):
+    """aclnnCompressor forward (gradEnabled when x, wkv, wgate or ape needs a gradient: softmax_score and kv saved)
+    and aclnnCompressorGrad backward. Gradients for x, wkv, wgate and ape only, as upstream's torch extension: the
+    state cache, block table and per-batch values get none (the gradient stops at the call boundary)."""
+
+    @staticmethod
+    def forward(ctx, x, wkv, wgate, ape, state_cache, state_block_table, cu_seqlens, seqused, start_pos, cmp_ratio,
+                coff, cache_mode):
+        grad_enabled = any(ctx.needs_input_grad[:4])
+        out = ops.compressor(x, wkv, wgate, ape, cmp_ratio, state_cache=state_cache,
+                             state_block_table=state_block_table, cu_seqlens=cu_seqlens, seqused=seqused,
+                             start_pos=start_pos, coff=coff, cache_mode=cache_mode, grad_enabled=grad_enabled)
+        if grad_enabled:
+            ctx.save_for_backward(x, wkv, wgate, out.softmax_score, out.kv, cu_seqlens, seqused, start_pos)
+        ctx.cmp_ratio, ctx.coff = cmp_ratio, coff
+        return out.cmp_kv
+
+    @staticmethod
+    def backward(ctx, d_cmp_kv):
+        x, wkv, wgate, softmax_score, kv, cu_seqlens, seqused, start_pos = ctx.saved_tensors
+        grads = ops.compressor_grad(x, wkv, wgate, d_cmp_kv, softmax_score, kv, ctx.cmp_ratio, cu_seqlens=cu_seqlens,
+                                    seqused=seqused, start_pos=start_pos, coff=ctx.coff)
+        return tuple(grads) + (None,) * 8
+
+
+def compressor(x, wkv, wgate, ape, cmp_ratio, *, state_cache=None, state_block_table=None, cu_seqlens=None,
+               seqused=None, start_pos=None, coff=1, cache_mode=1):
+    """The KV compressor (aclnnCompressor + aclnnCompressorGrad) with autograd: returns cmp_kv, x's dtype, BSH
+    [B, ceil(S/cr), D] or TH [min(T, T//cr + B), D]. x [B, S, H] or [T, H] with cu_seqlens (INT32 [B+1]),
+    bfloat16 / float16; wkv, wgate [coff*D, H] in x's dtype; ape float32 [cr, coff*D]; seqused, start_pos INT32
+    [B] or None. state_cache (float32 [blocks, block_size, 2*coff*D], with state_block_table) is read before
+    start_pos and written in place; None: zeros, nothing kept (gradkit.ops.compressor). Gradients flow to x, wkv,
+    wgate and ape; positions read from the cache get none."""
+    return CompressorFunction.apply(x, wkv, wgate, ape, state_cache, state_block_table, cu_seqlens, seqused, start_pos,
+                                    int(cmp_ratio), int(coff), int(cache_mode))
+
+
+_attach(compressor, CompressorFunction, ops.compressor, ops.compressor_grad)

@@ -5,7 +5,7 @@ status and the aclGetRecentErrMsg() text."""
 from collections import namedtuple
 
 from . import _C
-from ._arrays import arg, empty, empty_like_dtype, is_torch, random_seed, result, shape_of
+from ._arrays import arg, empty, empty_like_dtype, is_torch, random_seed, result, shape_of, zeros
 
 # DropoutPath / DropoutBackwardPath values of include/gradkit/native_dropout.h, by name.
 DROPOUT_PATHS = {0: "rejected", 1: "empty", 2: "identity", 3: "zeros", 4: "v3", 5: "genmask+domask"}
@@ -134,6 +134,114 @@ def mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms,
                         float(hc_eps), op_impl_mode, arg(grad_x), arg(grad_phi), arg(grad_alpha), arg(grad_bias),
                         arg(grad_gamma))
     return MhcPreGrads(result(grad_x), grad_phi, grad_alpha, grad_bias, grad_gamma)
+
+
+
+CompressorResult = namedtuple("CompressorResult", "cmp_kv softmax_score kv")
+CompressorGrads = namedtuple("CompressorGrads", "d_x d_wkv d_wgate d_ape")
+
+
+def compressor_rows(x, cmp_ratio, cu_seqlens=None):
+    """The leading dims of the compressor's outputs (spec compressor.md 3.1): x BSH [B, S, H] -> (B, ceil(S/cr));
+    TH [T, H] -> (min(T, T // cr + B),) with B = len(cu_seqlens) - 1."""
+    shape = shape_of(x)
+    if len(shape) == 3:
+        return (shape[0], -(-shape[1] // cmp_ratio))
+    batch = len(_int_values(cu_seqlens)) - 1 if cu_seqlens is not None else 1
+    return (min(shape[0], shape[0] // cmp_ratio + batch),)
+
+
+def compressor_stateless_cache(x, wkv, cmp_ratio, coff=1, *, cu_seqlens=None, start_pos=None):
+    """The (state_cache, state_block_table) compressor() uses when given none: one zero block and a cacheMode 1
+    table of zeros with a column for every position the call reaches. Table entry 0 means "do not write", so
+    nothing is kept, and history positions (before start_pos) read the zero block: meaningful with start_pos 0
+    (or None) only."""
+    shape = shape_of(x)
+    channels = shape_of(wkv)[0]
+    if len(shape) == 3:
+        batch, lengths = shape[0], [shape[1]] * shape[0]
+    else:
+        cu = _int_values(cu_seqlens) if cu_seqlens is not None else [0, shape[0]]
+        batch, lengths = len(cu) - 1, [cu[b + 1] - cu[b] for b in range(len(cu) - 1)]
+    starts = _int_values(start_pos) if start_pos is not None else [0] * batch
+    end = max([max(0, s) + max(0, n) for s, n in zip(starts, lengths)] + [1])
+    # Blocks of cmp_ratio rows (the cache stays a few KB), larger only for very long positions (table <= ~4096
+    # columns); at most 1024, the operator's limit.
+    block_size = min(1024, max(cmp_ratio, -(-end // 4096)))
+    columns = -(-end // block_size)
+    return (zeros(x, (1, block_size, 2 * channels)), zeros(x, (max(batch, 0), columns), "int32"))
+
+
+def compressor(x, wkv, wgate, ape, cmp_ratio, *, state_cache=None, state_block_table=None, cu_seqlens=None,
+               seqused=None, start_pos=None, coff=1, cache_mode=1, grad_enabled=False, state_cache_stride_dim0=0,
+               cmp_kv=None, softmax_score=None, kv=None):
+    """aclnnCompressor (include/aclnnop/aclnn_compressor.h): every cmp_ratio tokens of x (BSH [B, S, H], or TH
+    [T, H] with cu_seqlens INT32 [B+1]; bfloat16 / float16) folded into one row of cmp_kv (x's dtype, [B, ceil(S/cr), D] or
+    [min(T, T//cr + B), D]) by a softmax over the block's coff*cr rows of x.wgate^T + ape weighting x.wkv^T.
+    wkv, wgate [coff*D, H] in x's dtype, ape float32 [cr, coff*D]; seqused, start_pos INT32 [B] or None.
+
+    state_cache float32 [blocks, block_size, 2*coff*D] with state_block_table INT32 ([B, columns] for cache_mode 1,
+    [B] for 2) holds the history before start_pos and is written IN PLACE with this call's tokens. None: a zero
+    cache that nothing is written to (compressor_stateless_cache), so history positions read zeros: meaningful
+    only with start_pos 0 / None; cache_mode then does not apply.
+
+    grad_enabled also returns what compressor_grad needs: softmax_score and kv (float32 [.., coff*cr, D], coff 2
+    rows interleaved, padding rows 0). Returns CompressorResult(cmp_kv, softmax_score, kv), the last two None
+    without grad_enabled. Outputs may be given (any strides)."""
+    if state_cache is None:
+        state_cache, state_block_table = compressor_stateless_cache(x, wkv, max(int(cmp_ratio), 1), coff,
+                                                                    cu_seqlens=cu_seqlens, start_pos=start_pos)
+        cache_mode, state_cache_stride_dim0 = 1, 0
+    # Shapes from attributes the operator may still reject (cmp_ratio 0, coff 3): sized so that it gets to say so.
+    cr, n = max(int(cmp_ratio), 1), max(int(coff), 1)
+    lead = compressor_rows(x, cr, cu_seqlens)
+    d = shape_of(wkv)[0] // n
+    if cmp_kv is None:
+        cmp_kv = empty_like_dtype(x, lead + (d,))
+    if grad_enabled:
+        if softmax_score is None:
+            softmax_score = empty(x, lead + (n * cr, d), "float32")
+        if kv is None:
+            kv = empty(x, lead + (n * cr, d), "float32")
+        score_arg, kv_arg = softmax_score, kv
+    else:  # the operator requires them but neither reads nor writes them: placeholders of the right kind
+        placeholder = (1,) * (len(lead) + 2)
+        score_arg = softmax_score if softmax_score is not None else empty(x, placeholder, "float32")
+        kv_arg = kv if kv is not None else empty(x, placeholder, "float32")
+    _C.compressor(arg(x), arg(wkv), arg(wgate), arg(state_cache), arg(ape), arg(state_block_table), arg(cu_seqlens),
+                  arg(seqused), arg(start_pos), int(cmp_ratio), int(coff), int(cache_mode),
+                  int(state_cache_stride_dim0), bool(grad_enabled), arg(cmp_kv), arg(score_arg), arg(kv_arg))
+    if not grad_enabled:
+        return CompressorResult(result(cmp_kv), None, None)
+    return CompressorResult(result(cmp_kv), softmax_score, kv)
+
+
+def compressor_grad(x, wkv, wgate, d_cmp_kv, softmax_score, kv, cmp_ratio, *, cu_seqlens=None, seqused=None,
+                    start_pos=None, coff=1, d_x=None, d_wkv=None, d_wgate=None, d_ape=None):
+    """aclnnCompressorGrad: the gradients of compressor()'s cmp_kv for d_cmp_kv (x's dtype, cmp_kv's shape), from
+    the forward's x, wkv, wgate, cu_seqlens, seqused, start_pos, cmp_ratio, coff and its grad_enabled outputs
+    softmax_score and kv. History rows (read from the state cache) get no gradient. Returns CompressorGrads(d_x
+    (x's shape and dtype; rows no block reads are 0), d_wkv, d_wgate (x's dtype), d_ape (float32 [cr, coff*D])).
+    Outputs may be given (any strides)."""
+    if d_x is None:
+        d_x = empty_like_dtype(x, shape_of(x))
+    if d_wkv is None:
+        d_wkv = empty_like_dtype(x, shape_of(wkv))
+    if d_wgate is None:
+        d_wgate = empty_like_dtype(x, shape_of(wgate))
+    if d_ape is None:
+        d_ape = empty(x, (max(int(cmp_ratio), 1), shape_of(wkv)[0]), "float32")
+    _C.compressor_grad(arg(x), arg(wkv), arg(wgate), arg(d_cmp_kv), arg(softmax_score), arg(kv), arg(cu_seqlens),
+                       arg(seqused), arg(start_pos), int(cmp_ratio), int(coff), arg(d_x), arg(d_wkv), arg(d_wgate),
+                       arg(d_ape))
+    return CompressorGrads(result(d_x), result(d_wkv), result(d_wgate), d_ape)
+
+
+def _int_values(values):
+    """A 1-d integer tensor / array as a list of Python ints."""
+    if isinstance(values, (list, tuple)):
+        return [int(v) for v in values]
+    return [int(v) for v in values.tolist()]
 
 
 def _numel(value):

@@ -10,7 +10,9 @@ Names found in torch_npu's documentation and op-plugin sources (docs/python.md l
   npu_mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post, *,
       gamma=None, hc_eps=1e-6, grad_x_post=None) -> (grad_x, grad_phi, grad_alpha, grad_bias, grad_gamma)
 Like torch_npu's, these are plain operator calls without autograd (use gradkit.dropout / gradkit.mhc_pre for
-that). Flash attention and the compressor get their torch_npu names here when those operators land."""
+that). Flash attention gets its torch_npu names here when that operator lands. The compressor has no torch_npu
+function (torch_npu.npu_compressor / torch.ops.custom.npu_compressor are a different inference operator with RMSNorm
+and RoPE): upstream exposes it in its torch extension, whose names are gradkit.cann_ops_transformer."""
 import torch
 
 from . import ops

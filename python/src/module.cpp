@@ -26,4 +26,5 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindThresholdBackward(module);
   gradkit::python::bindDropout(module);
   gradkit::python::bindMhc(module);
+  gradkit::python::bindCompressor(module);
 }

@@ -395,3 +395,276 @@ def test_threads_call_the_operators_at_once_with_the_serial_bits():
         thread.join()
     assert not errors and len(results) == 20
     assert all(torch.equal(a, serial) and torch.equal(b, serial_relu) for a, b in results)
+
+
+# ------------------------------------------------------------------------------------------------ compressor
+#
+# gradkit.compressor (aclnnCompressor + aclnnCompressorGrad) against gradkit.reference.compressor, the pure-torch
+# forward of spec compressor.md 4.1, evaluated in fp64 and differentiated by autograd (the reference itself is
+# gradchecked below). ulp(dtype) below is the unit roundoff u of the type (2^-8 bf16, 2^-11 fp16: the largest relative
+# error of one correct rounding). Gates:
+# - cmp_kv (16-bit, one fp32 softmax-weighted sum rounded once): each element within u relative of the fp64 value,
+#   plus 1e-6 of the largest element for fp32 noise and sums that cancel to near zero (as mhc_pre's h_in); measured
+#   up to 0.99 of that bound (correct rounding), so a second rounding or a 16-bit intermediate fails.
+# - softmax_score, kv, d_ape (fp32): normwise 1e-5 (FP32_RTOL). Each is a fp32 dot product over H = 1024 exact
+#   products of 16-bit inputs, then a softmax over at most 2*cr rows, or (d_ape) a sum of such terms: errors of
+#   order 1e-7 (measured 6e-8 to 3.4e-7), while a wrong term (an APE row off by one position, a history row from
+#   the wrong cache slot, a dropped prev half) is of order one.
+# - d_x, d_wkv, d_wgate (16-bit): normwise within u. The final rounding of fp32 sums alone gives about 0.42 u
+#   (measured 0.42-0.43 u in every case below), so the gate leaves a margin of 2.3 for the fp32 GEMM noise, while a
+#   wrong routing (a token's gradient sent to the neighbouring block, the prev half dropped) is of order one. An
+#   implementation that rounds the GEMM operands dK, dZ to the 16-bit type as upstream does (spec 9 #9) would have
+#   to be re-measured against it. Rows no block reads must be exactly 0.
+
+COMPRESSOR_HIDDEN = 1024  # the smallest H the operators accept (a multiple of 512 in [1024, 10240])
+
+
+def int32(values):
+    return None if values is None else torch.tensor(values, dtype=torch.int32)
+
+
+def compressor_problem(dtype, layout, coff, cr, *, history, d=128, seed=0, cache_mode=1):
+    """Inputs and keywords of one compressor call. BSH: two batches of S = 4cr + 1 tokens, the second with seqused
+    short by cr + 2. TH: three batches (one empty, one with seqused short by one) and two rows at the end that no
+    batch owns. history: start_pos > 0 (incl. one not a multiple of cr) with a random state cache read through a
+    shuffled block table (block 0 unused); else the operator's stateless default (no cache, start_pos None)."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def uniform(shape, bound):
+        return (torch.rand(shape, generator=generator, dtype=torch.float64) * 2 - 1) * bound
+
+    bound = (3.0 / COMPRESSOR_HIDDEN) ** 0.5  # projections of order one
+    channels = coff * d
+    kwargs = {"coff": coff}
+    if layout == "BSH":
+        seq = 4 * cr + 1
+        x = uniform([2, seq, COMPRESSOR_HIDDEN], 1)
+        kwargs["seqused"] = int32([seq, seq - cr - 2])
+        starts, ends = [0, 2 * cr + 1], [seq, 2 * cr + 1 + seq]
+        batch, longest = 2, seq
+    else:
+        cu = [0, 3 * cr, 3 * cr, 7 * cr + 2]
+        x = uniform([cu[-1] + 2, COMPRESSOR_HIDDEN], 1)
+        kwargs["cu_seqlens"] = int32(cu)
+        kwargs["seqused"] = int32([3 * cr, 0, 4 * cr - 1])
+        starts = [cr + 1, 0, 5]
+        ends = [starts[b] + cu[b + 1] - cu[b] for b in range(3)]
+        batch, longest = 3, 4 * cr + 2
+    if history:
+        kwargs["start_pos"] = int32(starts)
+        if cache_mode == 1:
+            block_size = 8
+            columns = -(-max(ends) // block_size)
+            table = (torch.randperm(batch * columns, generator=generator) + 1).view(batch, columns)
+        else:  # one ring buffer per batch, the smallest allowed
+            block_size = coff * cr + longest - 1
+            table = torch.randperm(batch, generator=generator) + 1
+        kwargs["state_cache"] = uniform([int(table.max()) + 1, block_size, 2 * channels], 1).float()
+        kwargs["state_block_table"] = table.to(torch.int32)
+        kwargs["cache_mode"] = cache_mode
+    inputs = (x.to(dtype), uniform([channels, COMPRESSOR_HIDDEN], bound).to(dtype),
+              uniform([channels, COMPRESSOR_HIDDEN], bound).to(dtype), uniform([cr, channels], 0.5).float())
+    return inputs, kwargs
+
+
+def compressor_routed_tokens(x, cr, kwargs):
+    """A bool per token row: read by some compressed block (tokens before the uncompressed tail of their batch)."""
+    tokens = x.shape[0] * x.shape[1] if x.dim() == 3 else x.shape[0]
+    cu = kwargs.get("cu_seqlens")
+    batch = x.shape[0] if cu is None else len(cu) - 1
+    routed = torch.zeros(tokens, dtype=torch.bool)
+    for b in range(batch):
+        first = b * x.shape[1] if cu is None else int(cu[b])
+        start = 0 if kwargs.get("start_pos") is None else int(kwargs["start_pos"][b])
+        used = int(kwargs["seqused"][b])
+        last = (start + used) // cr * cr - start  # the tokens before `last` are compressed
+        routed[first:first + max(0, last)] = True
+    return routed
+
+
+def assert_within_one_ulp(actual, expected64):
+    bound = ulp(actual.dtype) * expected64.abs() + 1e-6 * expected64.abs().max()
+    worst = ((actual.double() - expected64).abs() / bound).max().item()
+    assert worst <= 1, f"an element is {worst:.3g} ulp-bounds away from the fp64 value"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("layout", ["BSH", "TH"])
+@pytest.mark.parametrize("coff, cr", [(1, 4), (2, 3)], ids=["coff1_cr4", "coff2_cr3"])
+@pytest.mark.parametrize("history", [False, True], ids=["start0", "history"])
+def test_compressor_forward_and_gradients_match_the_fp64_reference(dtype, layout, coff, cr, history):
+    inputs, kwargs = compressor_problem(dtype, layout, coff, cr, history=history,
+                                        seed=hash((str(dtype), layout, coff, history)) % 2**31)
+    cache_before = kwargs["state_cache"].clone() if history else None
+    ours = [t.clone().requires_grad_() for t in inputs]
+    ref = [t.detach().double().requires_grad_() for t in inputs]
+    ref_kwargs = dict(kwargs, state_cache=cache_before)
+    cmp_kv = gradkit.compressor(*ours, cr, **kwargs)
+    expected, e_score, e_kv = reference.compressor(*ref, cr, compute=torch.float64, intermediates=True,
+                                                   **ref_kwargs)
+    assert cmp_kv.dtype == dtype and cmp_kv.shape == expected.shape
+    assert_within_one_ulp(cmp_kv, expected)
+    # The intermediates the backward reads, and the state cache written in place (this call's tokens).
+    raw = gradkit.ops.compressor(*inputs, cr, grad_enabled=True, **dict(kwargs, state_cache=(
+        cache_before.clone() if history else None)))
+    assert torch.equal(raw.cmp_kv, cmp_kv)
+    assert normwise(raw.softmax_score, e_score) <= FP32_RTOL and normwise(raw.kv, e_kv) <= FP32_RTOL
+    if history:
+        assert not torch.equal(kwargs["state_cache"], cache_before)
+    weights = torch.randn(cmp_kv.shape, generator=torch.Generator().manual_seed(7)).to(dtype)
+    cmp_kv.backward(weights)
+    (expected * weights.double()).sum().backward()
+    for name, mine, theirs in zip(("d_x", "d_wkv", "d_wgate"), ours[:3], ref[:3]):
+        assert mine.grad.dtype == dtype
+        error = normwise(mine.grad, theirs.grad)
+        assert error <= ulp(dtype), (name, error)
+    assert ours[3].grad.dtype == torch.float32 and normwise(ours[3].grad, ref[3].grad) <= FP32_RTOL
+    routed = compressor_routed_tokens(inputs[0], cr, kwargs)
+    d_x = ours[0].grad.reshape(routed.shape[0], -1)
+    assert torch.all(d_x[~routed] == 0) and torch.all(d_x[routed].abs().sum(-1) > 0)
+
+
+def test_compressor_reference_gradcheck_fp64():
+    """The reference's autograd (the oracle of the test above) against finite differences: small shapes the
+    reference takes (not the operator), coff 2 with history, TH with an empty batch and seqused."""
+    generator = torch.Generator().manual_seed(12)
+    cr, d, hidden = 3, 2, 5
+    x = torch.randn(14, hidden, generator=generator, dtype=torch.float64)
+    wkv, wgate = (torch.randn(2 * d, hidden, generator=generator, dtype=torch.float64) * 0.5 for _ in range(2))
+    ape = torch.randn(cr, 2 * d, generator=generator, dtype=torch.float64)
+    cache = torch.randn(3, 8, 4 * d, generator=generator, dtype=torch.float64)
+    kwargs = {"coff": 2, "cu_seqlens": int32([0, 7, 7, 12]), "seqused": int32([7, 0, 4]), "start_pos": int32([4, 0, 1]),
+              "state_cache": cache, "state_block_table": int32([[1, 2], [0, 0], [2, 1]]), "compute": torch.float64}
+
+    def function(*leaves):
+        return reference.compressor(*leaves, cr, intermediates=True, **kwargs)
+
+    leaves = [t.requires_grad_() for t in (x, wkv, wgate, ape)]
+    assert torch.autograd.gradcheck(function, leaves)
+
+
+def test_compressor_stateless_default_reads_zero_history_and_keeps_nothing():
+    inputs, kwargs = compressor_problem(torch.bfloat16, "TH", 2, 4, history=False, seed=3)
+    default = gradkit.ops.compressor(*inputs, 4, grad_enabled=True, **kwargs)
+    cache, table = gradkit.ops.compressor_stateless_cache(inputs[0], inputs[1], 4, 2, cu_seqlens=kwargs["cu_seqlens"])
+    assert cache.shape[0] == 1 and torch.count_nonzero(table) == 0
+    explicit = gradkit.ops.compressor(*inputs, 4, grad_enabled=True, state_cache=cache, state_block_table=table,
+                                      start_pos=int32([0, 0, 0]), **kwargs)
+    assert all(torch.equal(a, b) for a, b in zip(default, explicit))
+    assert torch.count_nonzero(cache) == 0 and torch.count_nonzero(table) == 0  # entry 0: "do not write"
+    # start_pos > 0 without a cache: the history reads zeros, as the reference without a cache does.
+    start = int32([5, 0, 2])
+    shifted = gradkit.ops.compressor(*inputs, 4, start_pos=start, **kwargs)
+    expected = reference.compressor(*[t.double() for t in inputs], 4, start_pos=start, compute=torch.float64,
+                                    **kwargs)
+    assert_within_one_ulp(shifted.cmp_kv, expected)
+    assert shifted.softmax_score is None and shifted.kv is None  # without grad_enabled
+
+
+def test_compressor_ring_buffer_cache_mode_2():
+    inputs, kwargs = compressor_problem(torch.float16, "BSH", 2, 5, history=True, seed=4, cache_mode=2)
+    before = kwargs["state_cache"].clone()
+    cmp_kv = gradkit.compressor(*inputs, 5, **kwargs)
+    expected = reference.compressor(*[t.double() for t in inputs], 5, compute=torch.float64,
+                                    **dict(kwargs, state_cache=before))
+    assert_within_one_ulp(cmp_kv, expected)
+    assert not cmp_kv.requires_grad  # nothing required a gradient: the forward ran without gradEnabled
+
+
+def test_compressor_strided_inputs_outputs_and_gradients():
+    """Views with any strides in (x, wkv, wgate, ape, the state cache, d_cmp_kv) and out (cmp_kv, softmax_score, kv,
+    the four gradients, written in place): the bits of the contiguous call."""
+    inputs, kwargs = compressor_problem(torch.bfloat16, "BSH", 2, 4, history=True, seed=5)
+    cache = kwargs.pop("state_cache")
+    plain = gradkit.ops.compressor(*inputs, 4, grad_enabled=True, state_cache=cache.clone(), **kwargs)
+    views = [strided(t) for t in inputs]
+    cache_view = strided(cache)
+    outputs = {"cmp_kv": strided(torch.zeros(plain.cmp_kv.shape, dtype=torch.bfloat16)),
+               "softmax_score": strided(torch.zeros(plain.softmax_score.shape)),
+               "kv": strided(torch.zeros(plain.kv.shape))}
+    viewed = gradkit.ops.compressor(*views, 4, grad_enabled=True, state_cache=cache_view, **kwargs, **outputs)
+    assert viewed.cmp_kv is outputs["cmp_kv"] and viewed.kv is outputs["kv"]
+    assert all(torch.equal(a, b) for a, b in zip(plain, viewed))
+    d_cmp_kv = torch.randn(plain.cmp_kv.shape).bfloat16()
+    grad_kwargs = {k: kwargs[k] for k in ("seqused", "start_pos", "coff")}
+    grads = gradkit.ops.compressor_grad(*inputs[:3], d_cmp_kv, plain.softmax_score, plain.kv, 4, **grad_kwargs)
+    given = {"d_x": strided(torch.zeros(inputs[0].shape, dtype=torch.bfloat16)),
+             "d_ape": strided(torch.zeros(inputs[3].shape))}
+    strided_grads = gradkit.ops.compressor_grad(*views[:3], strided(d_cmp_kv), strided(plain.softmax_score),
+                                                strided(plain.kv), 4, **grad_kwargs, **given)
+    assert strided_grads.d_x is given["d_x"] and strided_grads.d_ape is given["d_ape"]
+    assert all(torch.equal(a, b) for a, b in zip(grads, strided_grads))
+    # Through autograd, with strided leaves and a strided incoming gradient.
+    leaves = [t.clone().requires_grad_() for t in views]
+    gradkit.compressor(*leaves, 4, state_cache=cache.clone(), **kwargs).backward(strided(d_cmp_kv))
+    assert all(torch.equal(leaf.grad, g) for leaf, g in zip(leaves, grads))
+
+
+def test_compressor_numpy_arrays_give_the_same_bits_as_torch():
+    inputs, kwargs = compressor_problem(torch.bfloat16, "TH", 1, 4, history=False, seed=6)
+    with_torch = gradkit.ops.compressor(*inputs, 4, grad_enabled=True, **kwargs)
+
+    def bits(t):
+        return gradkit.as_bf16(t.view(torch.int16).numpy().view(np.uint16))
+
+    np_kwargs = {k: (v.numpy() if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()}
+    with_numpy = gradkit.ops.compressor(bits(inputs[0]), bits(inputs[1]), bits(inputs[2]), inputs[3].numpy(), 4,
+                                        grad_enabled=True, **np_kwargs)
+    assert with_numpy.cmp_kv.dtype == np.uint16
+    assert np.array_equal(with_numpy.cmp_kv, with_torch.cmp_kv.view(torch.int16).numpy().view(np.uint16))
+    assert np.array_equal(with_numpy.softmax_score, with_torch.softmax_score.numpy())
+    d_cmp_kv = torch.randn(with_torch.cmp_kv.shape).bfloat16()
+    grad_kwargs = {"cu_seqlens": np_kwargs["cu_seqlens"], "seqused": np_kwargs["seqused"], "coff": 1}
+    np_grads = gradkit.ops.compressor_grad(bits(inputs[0]), bits(inputs[1]), bits(inputs[2]), bits(d_cmp_kv),
+                                           with_numpy.softmax_score, with_numpy.kv, 4, **grad_kwargs)
+    grads = gradkit.ops.compressor_grad(*inputs[:3], d_cmp_kv, with_torch.softmax_score, with_torch.kv, 4,
+                                        cu_seqlens=kwargs["cu_seqlens"], seqused=kwargs["seqused"])
+    assert np.array_equal(np_grads.d_x, grads.d_x.view(torch.int16).numpy().view(np.uint16))
+    assert np.array_equal(np_grads.d_ape, grads.d_ape.numpy())
+
+
+def test_compressor_upstream_torch_extension_names():
+    import gradkit.cann_ops_transformer.ops as custom_ops
+
+    assert gradkit.cann_ops_transformer.compressor is custom_ops.compressor
+    inputs, kwargs = compressor_problem(torch.bfloat16, "TH", 2, 4, history=True, seed=8)
+    cache = kwargs.pop("state_cache")
+    leaves = [t.clone().requires_grad_() for t in inputs]
+    upstream_cache = cache.clone()
+    cmp_kv = custom_ops.compressor(leaves[0], leaves[1], leaves[2], upstream_cache, leaves[3], 4, **kwargs)
+    ours = [t.clone().requires_grad_() for t in inputs]
+    our_cache = cache.clone()
+    expected = gradkit.compressor(*ours, 4, state_cache=our_cache, **kwargs)
+    assert torch.equal(cmp_kv, expected) and torch.equal(upstream_cache, our_cache)
+    assert not torch.equal(upstream_cache, cache)  # written in place
+    weights = torch.randn(cmp_kv.shape).bfloat16()
+    cmp_kv.backward(weights)
+    expected.backward(weights)
+    assert all(torch.equal(a.grad, b.grad) for a, b in zip(leaves, ours))
+    assert gradkit.compressor.Function is gradkit.autograd.CompressorFunction
+    assert gradkit.compressor.forward_op is gradkit.ops.compressor
+    assert gradkit.compressor.backward_op is gradkit.ops.compressor_grad
+    assert not hasattr(gradkit.torch_npu, "npu_compressor")  # torch_npu has no public function for it
+
+
+def test_compressor_errors_carry_status_and_message():
+    inputs, kwargs = compressor_problem(torch.bfloat16, "TH", 1, 4, history=False, seed=9)
+    x, wkv, wgate, ape = inputs
+    with pytest.raises(gradkit.AclnnError) as error:  # TH without cu_seqlens: a required pointer is null
+        gradkit.compressor(x, wkv, wgate, ape, 4)
+    assert error.value.status == 161001 and error.value.api == "aclnnCompressorGetWorkspaceSize"
+    assert "cuSeqlensOptional" in error.value.message
+    with pytest.raises(gradkit.AclnnError) as error:  # D = 256
+        gradkit.compressor(x, wkv.repeat(2, 1), wgate.repeat(2, 1), ape.repeat(1, 2), 4, **kwargs)
+    assert error.value.status == 161002 and "'wkv'" in error.value.message
+    with pytest.raises(gradkit.AclnnError) as error:  # seqused beyond the batch's length
+        gradkit.ops.compressor(x, wkv, wgate, ape, 4, **dict(kwargs, seqused=int32([99, 0, 0])))
+    assert error.value.status == 161002 and "sequsedOptional" in error.value.message
+    out = gradkit.ops.compressor(x, wkv, wgate, ape, 4, grad_enabled=True, **kwargs)
+    with pytest.raises(gradkit.AclnnError) as error:  # cmp_ratio outside [2, 128]
+        gradkit.ops.compressor_grad(x, wkv, wgate, out.cmp_kv, out.softmax_score, out.kv, 1, **kwargs)
+    assert error.value.status == 161002 and error.value.api == "aclnnCompressorGradGetWorkspaceSize"
+    assert "cmpRatio" in error.value.message and isinstance(error.value, RuntimeError)
+    with pytest.raises(gradkit.AclnnError) as error:  # the forward through autograd, fp32 x
+        gradkit.compressor(x.float().requires_grad_(), wkv, wgate, ape, 4, **kwargs)
+    assert error.value.status == 161002 and "'x'" in error.value.message
