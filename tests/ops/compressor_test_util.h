@@ -366,7 +366,7 @@ FwdGolden<Real> fwdGolden(const FwdCase& c, const FwdData& data) {
   for (int64_t b = 0; b < c.batch; ++b) {
     const auto [first, end] = writeRange(c, b);
     for (int64_t p = first; p < end; ++p) {
-      if (c.cacheMode == 1 && data.blockOf(c, b, p) == 0) continue;
+      if (c.cacheMode == 1 && (data.blockOf(c, b, p) <= 0 || data.blockOf(c, b, p) >= data.blockNum)) continue;
       const int64_t token = c.firstToken(b) + p - c.start(b);
       for (int64_t k = 0; k < ch; ++k) {
         Real kvValue = 0, gate = 0;

@@ -265,6 +265,15 @@ TEST(CompressorValues, SharedCacheBlocksReadBeforeAnyWriteAndLaterWritesWin) {
   zero.tableColumns = 3;
   zero.blockNum = 3;
   checkCase(zero);
+  // Entries outside [0, block_num) in cacheMode 1: the writes through them are skipped (batch 0's column 2, all of
+  // batch 1), every other cache value untouched; batch 0 reads its history through columns 0 and 1.
+  FwdCase outside = bsh(2, 6, 128, 2, 4);
+  outside.startPos = {6, 0};
+  outside.blockSize = 4;
+  outside.table = {1, 2, 9, 5, -3, 0};
+  outside.tableColumns = 3;
+  outside.blockNum = 3;
+  checkCase(outside);
 }
 
 TEST(CompressorValues, NonContiguousInputsOutputsAndCaches) {

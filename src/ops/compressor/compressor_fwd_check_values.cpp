@@ -83,14 +83,15 @@ aclnnStatus checkRingSize(const CompressorArgs& a, const CompressorProblem& p) {
 }
 
 // Entries the call goes through for the positions [range.first, range.end) of batch b: in [0, block_num); with
-// `forWrite` in cacheMode 1 an entry 0 is skipped (never written).
+// `forWrite` in cacheMode 1 any entry is accepted: 0 and entries outside [0, block_num) are skipped (never written,
+// compressor_fwd_state_cache.h).
 aclnnStatus checkEntries(const CompressorCacheMap& map, int64_t b, PositionRange range, bool forWrite) {
   if (range.empty()) return ACLNN_SUCCESS;
   const int64_t firstColumn = map.cacheMode == kCompressorRingCache ? 0 : range.first / map.blockSize;
   const int64_t lastColumn = map.cacheMode == kCompressorRingCache ? 0 : (range.end - 1) / map.blockSize;
   for (int64_t column = firstColumn; column <= lastColumn; ++column) {
     const int64_t entry = map.table[b * map.tableColumns + column];
-    if (forWrite && map.cacheMode == kCompressorPagedCache && entry == 0) continue;
+    if (forWrite && map.cacheMode == kCompressorPagedCache) continue;
     if (entry >= 0 && entry < map.blockNum) continue;
     const std::string where = map.cacheMode == kCompressorRingCache ? at("stateBlockTableOptional", b)
                                                                     : "stateBlockTableOptional[" + std::to_string(b) +
@@ -98,8 +99,7 @@ aclnnStatus checkEntries(const CompressorCacheMap& map, int64_t b, PositionRange
     const int64_t position = std::max(range.first, column * map.blockSize);
     return fail(ACLNN_ERR_PARAM_INVALID, kApi, "stateBlockTableOptional",
                 "entries in [0, block_num = " + std::to_string(map.blockNum) + ") where the call " +
-                    (forWrite ? "writes" : "reads") + " the state cache" +
-                    (forWrite && map.cacheMode == kCompressorPagedCache ? " (0: not written)" : ""),
+                    (forWrite ? "writes" : "reads") + " the state cache",
                 where + " = " + std::to_string(entry) + ", used by batch " + std::to_string(b) + " at position " +
                     std::to_string(position));
   }

@@ -43,7 +43,9 @@ int64_t CompressorCacheMap::entry(int64_t b, int64_t p) const {
 }
 
 bool CompressorCacheMap::writes(int64_t b, int64_t p) const {
-  return cacheMode == kCompressorRingCache || entry(b, p) != 0;
+  if (cacheMode == kCompressorRingCache) return true;
+  const int64_t block = entry(b, p);
+  return block > 0 && block < blockNum;
 }
 
 CompressorCacheMap compressorCacheMapOf(const aclTensor& stateCache, const aclTensor& stateBlockTable,

@@ -6,6 +6,9 @@
 // score_state (with the APE already added). Position p of batch b lives in block blockOf(b, p), row p mod block_size:
 // - cacheMode 1 (paged): block = stateBlockTable[b][p / block_size]. Table entry 0 means "do not write": writes
 //   through it are skipped; a history read through it reads block 0 like any other block (as upstream's golden does).
+//   Writes through an entry outside [0, block_num) are skipped too, as upstream's golden does (its slice of a block
+//   that does not exist is empty) and as upstream's own example needs (block_num 1, entry 1); a history read through
+//   such an entry is rejected by the check, so a skipped write is never read back as stale history.
 // - cacheMode 2 (one ring buffer per batch): block = stateBlockTable[b]; writes only positions
 //   p >= limit_b - (coff - 1)*cr (what the next call reads), limit_b = floor((sp_b + u_b)/cr)*cr.
 // Dim 0 is addressed with stateCacheStrideDim0 when it is not 0, else with the tensor's own dim-0 stride.
@@ -58,7 +61,7 @@ struct CompressorCacheMap {
 
   /** The table entry position p of batch b goes through. Requires p / blockSize < tableColumns in cacheMode 1. */
   int64_t entry(int64_t b, int64_t p) const;
-  /** Whether a write of position p of batch b goes to the cache (cacheMode 1 skips table entries equal to 0). */
+  /** Whether a write of position p of batch b goes to the cache (cacheMode 1 skips entries outside [1, block_num)). */
   bool writes(int64_t b, int64_t p) const;
 };
 
