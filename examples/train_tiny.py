@@ -14,8 +14,16 @@ Operators per variant:
 Both variants drop the same elements: the keep mask is a random input of the step, drawn from gradkit's dropout
 stream (seed = step, Philox subsequence = the sample's index in the global batch). Per-sample subsequences also
 make a sample's mask independent of which process holds it, so --world-size 2 sees the single-process masks.
-Attention is plain torch for now: --attention flash / compressor are the switches the gradkit wrappers of flash
-attention and the compressor will fill (they raise until those operators land).
+Attention (--attention):
+  torch        causal softmax attention in plain torch (both variants).
+  compressor   compressed attention: the block input h is lifted to H = 1024 (a linear layer, then bfloat16) and
+               folded by the KV compressor (gradkit.compressor / gradkit.reference.compressor: D = 128, coff = 2,
+               cmp_ratio = 4, the C4Li configuration; BSH, start_pos 0, no state cache) into one compressed row
+               per 4 tokens; keys and values are linear maps of those rows. Query t attends to the rows of the
+               blocks complete at t (row j pools positions up to 4j + 3, so it is visible from t = 4j + 3 on:
+               causal at block granularity) and to its own token's key and value (so that no query is left with
+               nothing to attend to). The compressor's weights are float32 parameters cast to bfloat16 per step.
+  flash        the switch gradkit's flash attention will fill (raises until that operator lands).
 
   --world-size 2   the same training as two processes under torch.distributed (gloo, DistributedDataParallel),
                    each on half of the same global batch; rank 0 prints the curves of the global-batch loss.
@@ -41,6 +49,8 @@ from gradkit import reference
 
 VOCAB, SEQ, DIM, STREAMS, HIDDEN = 16, 16, 64, 4, 128
 DROPOUT = 0.1
+# --attention compressor: the compressor's hidden size (its smallest), head dim, overlap and ratio (C4Li).
+CMP_HIDDEN, CMP_DIM, CMP_COFF, CMP_RATIO = 1024, 128, 2, 4
 
 
 class Ops:
@@ -49,8 +59,8 @@ class Ops:
     def __init__(self, name, attention):
         self.name = name
         self.attention_kind = attention
-        if attention != "torch":
-            # Extension point: gradkit.flash_attention (issue #10) / gradkit.compressor (issue #9) go here.
+        if attention == "flash":
+            # Extension point: gradkit.flash_attention (issue #10) goes here.
             raise NotImplementedError(f"--attention {attention}: the gradkit wrapper has not landed yet")
 
     def mhc_pre(self, x, phi, alpha, bias, gamma):
@@ -80,6 +90,13 @@ class Ops:
         causal = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
         return torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1) @ v
 
+    def compressor(self, x, wkv, wgate, ape):
+        """cmp_kv [B, SEQ / CMP_RATIO, CMP_DIM] (bfloat16) of x [B, SEQ, CMP_HIDDEN] (bfloat16), start_pos 0."""
+        if self.name == "gradkit":
+            return gradkit.compressor(x, wkv, wgate, ape, CMP_RATIO, coff=CMP_COFF)
+        compute = torch.float64 if self.name == "reference64" else torch.float32
+        return reference.compressor(x, wkv, wgate, ape, CMP_RATIO, coff=CMP_COFF, compute=compute)
+
 
 def keep_mask(shape, seed, offset):
     """The keep mask gradkit.dropout draws for (seed, offset), as a bool tensor (a random input of the step)."""
@@ -101,8 +118,35 @@ class MhcParams(torch.nn.Module):
         self.gamma = torch.nn.Parameter(torch.ones(n, DIM))
 
 
+class CompressedAttention(torch.nn.Module):
+    """Attention over compressed KV rows (the module docstring, --attention compressor)."""
+
+    def __init__(self, generator, linear):
+        super().__init__()
+        channels = CMP_COFF * CMP_DIM
+        self.lift = linear(DIM, CMP_HIDDEN)
+        self.wkv = torch.nn.Parameter(torch.randn(channels, CMP_HIDDEN, generator=generator) / math.sqrt(CMP_HIDDEN))
+        self.wgate = torch.nn.Parameter(torch.randn(channels, CMP_HIDDEN, generator=generator) / math.sqrt(CMP_HIDDEN))
+        self.ape = torch.nn.Parameter(torch.randn(CMP_RATIO, channels, generator=generator) * 0.1)
+        self.key, self.value = linear(CMP_DIM, DIM), linear(CMP_DIM, DIM)
+
+    def forward(self, ops, q, k, v, h):
+        x = self.lift(h).to(torch.bfloat16)
+        rows = ops.compressor(x, self.wkv.to(torch.bfloat16), self.wgate.to(torch.bfloat16), self.ape).float()
+        keys, values = self.key(rows), self.value(rows)  # [B, SEQ / CMP_RATIO, DIM]
+        scale = 1 / math.sqrt(q.shape[-1])
+        scores = q @ keys.transpose(-1, -2) * scale  # [B, SEQ, blocks]
+        # Row j pools positions up to CMP_RATIO * (j + 1) - 1: visible to the queries from there on.
+        last = CMP_RATIO * torch.arange(1, keys.shape[-2] + 1) - 1
+        visible = torch.arange(q.shape[-2])[:, None] >= last[None, :]
+        scores = scores.masked_fill(~visible, float("-inf"))
+        own = (q * k).sum(-1, keepdim=True) * scale  # each query's own token
+        weights = torch.softmax(torch.cat([scores, own], -1), dim=-1)
+        return weights[..., :-1] @ values + weights[..., -1:] * v
+
+
 class TinyDecoder(torch.nn.Module):
-    def __init__(self, seed=0):
+    def __init__(self, seed=0, attention="torch"):
         super().__init__()
         generator = torch.Generator().manual_seed(seed)
 
@@ -122,6 +166,8 @@ class TinyDecoder(torch.nn.Module):
         self.q, self.k, self.v, self.o = (linear(DIM, DIM) for _ in range(4))
         self.up, self.down = linear(DIM, HIDDEN), linear(HIDDEN, DIM)
         self.head = linear(DIM, VOCAB)
+        if attention == "compressor":  # drawn last: the other parameters are those of --attention torch
+            self.compressed = CompressedAttention(generator, linear)
 
     def sub_block(self, ops, mhc, streams, body):
         p = mhc
@@ -135,7 +181,10 @@ class TinyDecoder(torch.nn.Module):
         streams = x.unsqueeze(-2).expand(-1, -1, STREAMS, -1)
 
         def attention(h):
-            out = self.o(ops.attention(self.q(h), self.k(h), self.v(h)))
+            if ops.attention_kind == "compressor":
+                out = self.o(self.compressed(ops, self.q(h), self.k(h), self.v(h), h))
+            else:
+                out = self.o(ops.attention(self.q(h), self.k(h), self.v(h)))
             return ops.dropout(out, 2 * step, first_sample)
 
         def mlp(h):
@@ -166,7 +215,7 @@ def train(variant, args, rank=0, world_size=1, first_gradients=None):
     """Trains one variant; returns the global-batch loss of every step. first_gradients (a dict), when given,
     receives the (global-batch) gradient of every parameter at step 0."""
     ops = Ops(variant, args.attention)
-    model = TinyDecoder(seed=args.seed)
+    model = TinyDecoder(seed=args.seed, attention=args.attention)
     if world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
