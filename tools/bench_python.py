@@ -2,8 +2,9 @@
 """Speed of the gradkit Python module, as ratios measured in the same run (docs/python.md, "Speed").
 
 Two tables:
-  1. forward + backward through each autograd wrapper (gradkit.relu / dropout / mhc_pre) against the pure-torch
-     reference on the same data (torch.relu, torch's dropout, gradkit.reference.mhc_pre in fp32): time ratio.
+  1. forward + backward through each autograd wrapper (gradkit.relu / dropout / mhc_pre / compressor) against the
+     pure-torch reference on the same data (torch.relu, torch's dropout, gradkit.reference.mhc_pre and
+     gradkit.reference.compressor in fp32): time ratio.
   2. the wrapper's own overhead: the raw operator through gradkit.ops (outputs given, so both sides do the same
      work) against the same operator called on the C API directly through ctypes (aclCreateTensor for every
      tensor, GetWorkspaceSize, the run, aclrtSynchronizeStream: what any caller must do). Goal: < 5 % from 1M
@@ -30,7 +31,7 @@ except ImportError:  # from the source tree: the module built into build/python
     import gradkit
 from gradkit import reference
 
-ACL = {torch.float32: 0, torch.float16: 1, torch.uint8: 4, torch.int64: 9, torch.bfloat16: 27}
+ACL = {torch.float32: 0, torch.float16: 1, torch.int32: 3, torch.uint8: 4, torch.int64: 9, torch.bfloat16: 27}
 
 
 def interleaved(a, b, repeat):
@@ -73,7 +74,10 @@ def load_library():
     lib.aclnnDropoutV3GradGetWorkspaceSize.argtypes = [vp, vp, ctypes.c_double, vp, vp, vp]
     lib.aclnnMhcPreGetWorkspaceSize.argtypes = [vp] * 5 + [ctypes.c_double] * 2 + [vp] * 8
     lib.aclnnMhcPreBackwardGetWorkspaceSize.argtypes = [vp] * 12 + [ctypes.c_float] + [vp] * 7
-    for name in ("ThresholdBackward", "DropoutV3Grad", "MhcPre", "MhcPreBackward"):
+    i64 = ctypes.c_int64
+    lib.aclnnCompressorGetWorkspaceSize.argtypes = [vp] * 9 + [i64] * 4 + [ctypes.c_bool] + [vp] * 5
+    lib.aclnnCompressorGradGetWorkspaceSize.argtypes = [vp] * 9 + [i64] * 2 + [vp] * 6
+    for name in ("ThresholdBackward", "DropoutV3Grad", "MhcPre", "MhcPreBackward", "Compressor", "CompressorGrad"):
         getattr(lib, f"aclnn{name}").argtypes = [vp, ctypes.c_uint64, vp, vp]
     return lib
 
@@ -138,6 +142,34 @@ def mhc_data(tokens, n=4, d=512):
     return x, phi, alpha, bias, gamma
 
 
+# The compressor rows: C4A (D = 512, coff = 2, cmp_ratio = 4) and C128A (D = 512, coff = 1, cmp_ratio = 128), BSH
+# B = 1, S = 512, H = 2048 (x: 1M elements), bf16, start_pos 0 without a state cache (the stateless default). Debian's
+# torch 1.13 multiplies with a generic BLAS (about 1.3 GFLOP/s here), so its reference takes seconds per step.
+COMPRESSOR_CASES = (("C4A", 2, 4), ("C128A", 1, 128))
+
+
+def compressor_data(coff, cr, tokens=512, hidden=2048, d=512):
+    generator = torch.Generator().manual_seed(0)
+    bound = (3.0 / hidden) ** 0.5
+    x = (torch.rand(1, tokens, hidden, generator=generator) * 2 - 1).bfloat16()
+    wkv = ((torch.rand(coff * d, hidden, generator=generator) * 2 - 1) * bound).bfloat16()
+    wgate = ((torch.rand(coff * d, hidden, generator=generator) * 2 - 1) * bound).bfloat16()
+    ape = torch.rand(cr, coff * d, generator=generator) - 0.5
+    return x, wkv, wgate, ape
+
+
+def compressor_rows(repeat):
+    for name, coff, cr in COMPRESSOR_CASES:
+        params = [t.requires_grad_() for t in compressor_data(coff, cr)]
+        with torch.no_grad():
+            shape = gradkit.compressor(*params, cr, coff=coff).shape
+        grads = [torch.randn(shape).bfloat16()]
+        a, b = interleaved(lambda: forward_backward(lambda *t: gradkit.compressor(*t, cr, coff=coff), params, grads),
+                           lambda: forward_backward(lambda *t: reference.compressor(*t, cr, coff=coff), params, grads),
+                           max(repeat // 6, 3))
+        print(f"{'compressor':10} {name + ' x':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
+
+
 def wrapper_rows(sizes, repeat):
     print("1. forward + backward, autograd wrapper vs pure-torch reference (same data)")
     print(f"{'op':10} {'dtype':9} {'elements':>9} {'gradkit ms':>11} {'torch ms':>9} {'ratio':>6}")
@@ -159,6 +191,7 @@ def wrapper_rows(sizes, repeat):
         a, b = interleaved(lambda: forward_backward(gradkit.mhc_pre, params, grads),
                            lambda: forward_backward(reference.mhc_pre, params, grads), max(repeat // 3, 5))
         print(f"{'mhc_pre':10} {'bf16 x':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
+    compressor_rows(repeat)
 
 
 def overhead_rows(sizes, repeat):
@@ -218,7 +251,42 @@ def overhead_rows(sizes, repeat):
 
     a, b = interleaved(ours_mhc, c_mhc, repeat)
     print(f"{'mhc_pre (T=512 D=512)':24} {x.numel():9d} {a * 1e3:15.3f} {b * 1e3:9.3f} {100 * (a / b - 1):8.1f}%")
-    print("(mhc_pre row: gradkit._C with the outputs given, i.e. the binding without the Python allocation)")
+    compressor_overhead_rows(lib, direct, repeat)
+    print("(mhc_pre and compressor rows: gradkit._C with the outputs given, i.e. the binding without the Python "
+          "allocation)")
+
+
+def compressor_overhead_rows(lib, direct, repeat):
+    """aclnnCompressor (gradEnabled) and aclnnCompressorGrad, C4A, through gradkit._C and through ctypes."""
+    name, coff, cr = COMPRESSOR_CASES[0]
+    x, wkv, wgate, ape = compressor_data(coff, cr)
+    cache, table = gradkit.ops.compressor_stateless_cache(x, wkv, cr, coff)
+    forward = gradkit.ops.compressor(x, wkv, wgate, ape, cr, coff=coff, grad_enabled=True)
+    outputs = list(forward)
+    d_cmp_kv = torch.randn(forward.cmp_kv.shape).bfloat16()
+    grads = list(gradkit.ops.compressor_grad(x, wkv, wgate, d_cmp_kv, forward.softmax_score, forward.kv, cr,
+                                             coff=coff))
+    attrs = [ctypes.c_int64(cr), ctypes.c_int64(coff), ctypes.c_int64(1), ctypes.c_int64(0), ctypes.c_bool(True)]
+
+    def c_call(op, tensors, extra_attrs, given):
+        handles = [describe(lib, t) for t in given]
+        direct.call(op, tensors, {}, extra=extra_attrs + [ctypes.c_void_p(h) for h in handles])
+        for handle in handles:
+            lib.aclDestroyTensor(handle)
+
+    rows = (
+        (f"compressor ({name} T=512)",
+         lambda: gradkit._C.compressor(x, wkv, wgate, cache, ape, table, None, None, None, cr, coff, 1, 0, True,
+                                       *outputs),
+         lambda: c_call("Compressor", [x, wkv, wgate, cache, ape, table, None, None, None], attrs, outputs)),
+        (f"compressor_grad ({name})",
+         lambda: gradkit._C.compressor_grad(x, wkv, wgate, d_cmp_kv, forward.softmax_score, forward.kv, None, None,
+                                            None, cr, coff, *grads),
+         lambda: c_call("CompressorGrad", [x, wkv, wgate, d_cmp_kv, forward.softmax_score, forward.kv, None, None,
+                                           None], attrs[:2], grads)))
+    for label, ours, theirs in rows:
+        a, b = interleaved(ours, theirs, max(repeat // 3, 5))
+        print(f"{label:24} {x.numel():9d} {a * 1e3:15.3f} {b * 1e3:9.3f} {100 * (a / b - 1):8.1f}%")
 
 
 def main():
