@@ -292,8 +292,8 @@ std::vector<VerifyRow> OpSuite::verify(const json& testCase, const VerifyContext
     for (OpCase::Entry& e : c.entries()) {
       if (isOutput(e.rule)) watched.push_back({e.tensor.get(), &e.before});
     }
-    if (!runTwoPhase(descriptor_.api, plan, descriptor_.run, context.stream, testCase.value("expect_status", 0),
-                     watched, row)) {
+    if (!runTwoPhase(descriptor_.api, plan, call.run ? call.run : descriptor_.run, context.stream,
+                     testCase.value("expect_status", 0), watched, row)) {
       checkExpectedMessage(testCase, row);
       return {row};
     }
@@ -369,7 +369,7 @@ BenchRow OpSuite::bench(const json& benchCase, const BenchContext& context) cons
         }
         workspaceCapacity = workspaceSize;
       }
-      status = descriptor_.run(workspace, workspaceSize, executor, context.stream);
+      status = (call.run ? call.run : descriptor_.run)(workspace, workspaceSize, executor, context.stream);
       const aclError sync = aclrtSynchronizeStream(context.stream);
       if (status != ACLNN_SUCCESS || sync != ACL_SUCCESS) {
         throw HarnessError("run returned " + std::to_string(status) + ", sync " + std::to_string(sync) + ": " +

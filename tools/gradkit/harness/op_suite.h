@@ -90,6 +90,9 @@ class OpCase;
 struct OpCall {
   /** The first phase (GetWorkspaceSize with the case's tensors and attributes); the descriptor's run is second. */
   std::function<aclnnStatus(uint64_t* workspaceSize, aclOpExecutor** executor)> plan;
+  /** Optional: this case's second phase instead of the descriptor's, for an op whose versions have their own entry
+   *  points (an executor runs only through the entry point of the GetWorkspaceSize that made it). */
+  RunCall run;
   /** Optional, after every plan: stores values the run must read (not GetWorkspaceSize). */
   std::function<void()> afterPlan;
   /** Instead of plan + run: a plain call on the tensors' storage (internal building blocks). */

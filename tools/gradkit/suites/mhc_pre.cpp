@@ -18,10 +18,6 @@ namespace {
 // 3.2's T of HiFloat32 (opImplMode 1 matmuls): the absolute floor of the fp32 outputs they feed.
 constexpr double kHf32Threshold = 0x1.0p-11;
 
-// The descriptor's second phase is one per suite, but an executor runs only through its own entry point: the first
-// phase records which one it used (cases run one at a time).
-bool planUsedV2 = false;
-
 const std::vector<std::string> kOutputs = {"hIn", "hPost", "hRes", "invRms", "hMix", "hPre"};
 
 template <class Real>
@@ -65,13 +61,13 @@ OpDescriptor mhcPre() {
     const MhcCase mhc = parseMhcCase(c.json());
     std::shared_ptr<void> soc = applyCaseSoc(c.json());
     OpCall call;
+    if (mhc.v2) call.run = aclnnMhcPreV2;
     call.plan = [&c, mhc, soc](uint64_t* workspaceSize, aclOpExecutor** executor) {
       aclTensor* gamma = mhc.gamma ? c.acl("gamma") : nullptr;
       aclTensor* hRes = mhc.residual != 0 ? c.acl("hRes") : nullptr;
       aclTensor* invRms = mhc.caches ? c.acl("invRms") : nullptr;
       aclTensor* hMix = mhc.caches ? c.acl("hMix") : nullptr;
       aclTensor* hPre = mhc.caches ? c.acl("hPre") : nullptr;
-      planUsedV2 = mhc.v2;
       if (mhc.v2) {
         return aclnnMhcPreV2GetWorkspaceSize(c.acl("x"), c.acl("phi"), c.acl("alpha"), c.acl("bias"), gamma,
                                              mhc.normEps, mhc.hcEps, mhc.opImplMode, c.acl("hIn"), c.acl("hPost"), hRes,
@@ -97,10 +93,7 @@ OpDescriptor mhcPre() {
     call.peer = peer;
     return call;
   };
-  d.run = [](void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
-    return planUsedV2 ? aclnnMhcPreV2(workspace, workspaceSize, executor, stream)
-                      : aclnnMhcPre(workspace, workspaceSize, executor, stream);
-  };
+  d.run = aclnnMhcPre;  // V2 cases run through aclnnMhcPreV2 (OpCall::run)
   return d;
 }
 

@@ -23,10 +23,6 @@ namespace {
 // 3.2's T of HiFloat32 (opImplMode 1 matmuls): the absolute floor of the fp32 outputs they feed.
 constexpr double kHf32Threshold = 0x1.0p-11;
 
-// The descriptor's second phase is one per suite, but an executor runs only through its own entry point: the first
-// phase records which one it used (cases run one at a time).
-bool planUsedV2 = false;
-
 const std::vector<std::string> kInputs = {"x",      "phi",  "alpha", "gradHIn", "gradHPost", "gradHRes",
                                           "invRms", "hMix", "hPre",  "hPost",   "gamma",     "gradXPost"};
 const std::vector<std::string> kOutputs = {"gradX", "gradPhi", "gradAlpha", "gradBias", "gradGamma"};
@@ -103,11 +99,11 @@ OpDescriptor mhcPreBackward() {
     if (mhc.residual == 0) throw HarnessError("mhc_pre_backward: 'residual' \"none\" is forward only");
     writeForwardCaches(c, mhc);
     OpCall call;
+    if (mhc.v2) call.run = aclnnMhcPreBackwardV2;
     call.plan = [&c, mhc, soc](uint64_t* workspaceSize, aclOpExecutor** executor) {
       const aclTensor* gamma = mhc.gamma ? c.acl("gamma") : nullptr;
       const aclTensor* gradXPost = mhc.gradXPost ? c.acl("gradXPost") : nullptr;
       const auto hcEps = static_cast<float>(mhc.hcEps);
-      planUsedV2 = mhc.v2;
       if (mhc.v2) {
         return aclnnMhcPreBackwardV2GetWorkspaceSize(
             c.acl("x"), c.acl("phi"), c.acl("alpha"), c.acl("gradHIn"), c.acl("gradHPost"), c.acl("gradHRes"),
@@ -141,10 +137,7 @@ OpDescriptor mhcPreBackward() {
     call.peer = peer;
     return call;
   };
-  d.run = [](void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
-    return planUsedV2 ? aclnnMhcPreBackwardV2(workspace, workspaceSize, executor, stream)
-                      : aclnnMhcPreBackward(workspace, workspaceSize, executor, stream);
-  };
+  d.run = aclnnMhcPreBackward;  // V2 cases run through aclnnMhcPreBackwardV2 (OpCall::run)
   return d;
 }
 
