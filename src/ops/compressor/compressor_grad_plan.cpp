@@ -17,6 +17,9 @@ constexpr int64_t kChunkRows = 1024;
 constexpr int64_t kPieceWidth = 64;
 // Bound on pieceWidth (the column sums of two blocks live on the stack).
 constexpr int64_t kMaxPieceWidth = 512;
+// Padding of every GEMM operand's rows (floats): leading dims off the powers of two (2*coff*D, H) keep rows from
+// sharing cache sets; oneDNN's sgemm runs 3-8% faster on this machine with them (measured, single thread).
+constexpr int64_t kRowPadding = 16;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -52,7 +55,7 @@ void mapBlocks(CompressorGradPlan& plan) {
 // The GEMMs of the chunks (see the header) and their shared scratch.
 void planGemms(CompressorGradPlan& plan) {
   const CompressorProblem& p = plan.problem;
-  const int64_t wide = 2 * p.channels(), hidden = p.hidden;
+  const int64_t wide = 2 * p.channels(), hidden = p.hidden, ldA = plan.ldA, ldH = plan.ldH;
   const int64_t chunks = ceilDiv(plan.rows, plan.chunkRows);
   const int64_t lastRows = plan.rows - (chunks - 1) * plan.chunkRows;
   const auto add = [&plan](const GemmShape& shape) {
@@ -61,12 +64,12 @@ void planGemms(CompressorGradPlan& plan) {
   };
   const auto dx = [&](int64_t m) {  // rowChunk[m, H] = aChunk[m, 2C] . weights[2C, H]
     GemmShape s;
-    s.m = m, s.n = hidden, s.k = wide, s.lda = wide, s.ldb = hidden, s.ldc = hidden;
+    s.m = m, s.n = hidden, s.k = wide, s.lda = ldA, s.ldb = ldH, s.ldc = ldH;
     return add(s);
   };
   const auto dw = [&](int64_t k, float beta) {  // dwAccumulator[2C, H] (+)= aChunk[k, 2C]^T . rowChunk[k, H]
     GemmShape s;
-    s.m = wide, s.n = hidden, s.k = k, s.transA = true, s.lda = wide, s.ldb = hidden, s.ldc = hidden, s.beta = beta;
+    s.m = wide, s.n = hidden, s.k = k, s.transA = true, s.lda = ldA, s.ldb = ldH, s.ldc = ldH, s.beta = beta;
     return add(s);
   };
   plan.dxFull = dx(plan.chunkRows);
@@ -124,7 +127,7 @@ void zeroUnroutedRows(const CompressorGradPlan& plan, uint16_t* dX) {
 void vectorPass(const CompressorGradPlan& plan, const Buffers& io, float* a, float* apeSum, float* apeComp,
                 int64_t chunk, int64_t k0, int64_t k1) {
   const CompressorProblem& p = plan.problem;
-  const int64_t d = p.headDim, c = p.channels(), n = p.blockRows(), coff = p.coff, ldA = 2 * c;
+  const int64_t d = p.headDim, c = p.channels(), n = p.blockRows(), coff = p.coff, ldA = plan.ldA;
   const int64_t pieces = ceilDiv(d, plan.pieceWidth);
   const auto block = [&](int64_t row, int64_t d0, int64_t width) {
     kernels::CompressorGradBlock b;
@@ -192,17 +195,17 @@ void vectorPass(const CompressorGradPlan& plan, const Buffers& io, float* a, flo
 // Steps 2 and 3 for A rows [k0, k1).
 void matmulPass(const CompressorGradPlan& plan, const Buffers& io, float* a, float* rowChunk, float* weights, float* dw,
                 void* scratch, int64_t chunk, int64_t k0, int64_t k1) {
-  const int64_t hidden = plan.problem.hidden, rows = k1 - k0;
+  const int64_t hidden = plan.problem.hidden, ldH = plan.ldH, rows = k1 - k0;
   const bool last = k1 == plan.rows;
   plan.gemms[static_cast<size_t>(last ? plan.dxLast : plan.dxFull)]->run(a, weights, rowChunk, scratch);
   parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      plan.kernels->narrow(plan.half, rowChunk + i * hidden, io.dX + tokenOf(plan, k0 + i) * hidden, hidden);
+      plan.kernels->narrow(plan.half, rowChunk + i * ldH, io.dX + tokenOf(plan, k0 + i) * hidden, hidden);
     }
   });
   parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      plan.kernels->widen(plan.half, io.x + tokenOf(plan, k0 + i) * hidden, rowChunk + i * hidden, hidden);
+      plan.kernels->widen(plan.half, io.x + tokenOf(plan, k0 + i) * hidden, rowChunk + i * ldH, hidden);
     }
   });
   const int gemm = chunk == 0 ? plan.dwFirst : last ? plan.dwLast : plan.dwFull;
@@ -211,7 +214,7 @@ void matmulPass(const CompressorGradPlan& plan, const Buffers& io, float* a, flo
 
 void runChunks(const CompressorGradPlan& plan, const Buffers& io, void* memory) {
   const CompressorProblem& p = plan.problem;
-  const int64_t c = p.channels(), hidden = p.hidden, apeElements = p.cmpRatio * c;
+  const int64_t c = p.channels(), hidden = p.hidden, ldH = plan.ldH, apeElements = p.cmpRatio * c;
   float* weights = plan.weights.in<float>(memory);
   float* a = plan.aChunk.in<float>(memory);
   float* rowChunk = plan.rowChunk.in<float>(memory);
@@ -223,7 +226,7 @@ void runChunks(const CompressorGradPlan& plan, const Buffers& io, void* memory) 
   parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [wkv; wgate] widened
     for (int64_t row = begin; row < end; ++row) {
       const uint16_t* from = row < c ? io.wkv + row * hidden : io.wgate + (row - c) * hidden;
-      plan.kernels->widen(plan.half, from, weights + row * hidden, hidden);
+      plan.kernels->widen(plan.half, from, weights + row * ldH, hidden);
     }
   });
   std::fill_n(apeSum, apeElements, 0.0f);
@@ -240,7 +243,7 @@ void runChunks(const CompressorGradPlan& plan, const Buffers& io, void* memory) 
   parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [dWkv; dWgate] rounded once
     for (int64_t row = begin; row < end; ++row) {
       uint16_t* to = row < c ? io.dWkv + row * hidden : io.dWgate + (row - c) * hidden;
-      plan.kernels->narrow(plan.half, dw + row * hidden, to, hidden);
+      plan.kernels->narrow(plan.half, dw + row * ldH, to, hidden);
     }
   });
   for (int64_t i = 0; i < apeElements; ++i) io.dApe[i] = apeSum[i] - apeComp[i];
@@ -294,13 +297,15 @@ CompressorGradPlan planCompressorGrad(const CompressorGradArgs& args, const Comp
     while (plan.units[static_cast<size_t>(u)].compactRow + plan.units[static_cast<size_t>(u)].count <= k0) ++u;
     plan.chunkFirstUnit.push_back(u);
   }
-  const auto wide = static_cast<uint64_t>(2 * p.channels()), hidden = static_cast<uint64_t>(p.hidden);
-  const auto chunkRows = static_cast<uint64_t>(plan.chunkRows);
+  plan.ldA = 2 * p.channels() + kRowPadding;
+  plan.ldH = p.hidden + kRowPadding;
+  const auto wide = static_cast<uint64_t>(2 * p.channels()), ldA = static_cast<uint64_t>(plan.ldA);
+  const auto ldH = static_cast<uint64_t>(plan.ldH), chunkRows = static_cast<uint64_t>(plan.chunkRows);
   const auto ape = static_cast<uint64_t>(p.cmpRatio * p.channels());
-  plan.weights = booking.bookArray("[wkv; wgate] in fp32", wide * hidden, sizeof(float));
-  plan.aChunk = booking.bookArray("A chunk [dNewKv | dNewScore]", chunkRows * wide, sizeof(float));
-  plan.rowChunk = booking.bookArray("dX / x chunk in fp32", chunkRows * hidden, sizeof(float));
-  plan.dwAccumulator = booking.bookArray("[dWkv; dWgate] accumulator", wide * hidden, sizeof(float));
+  plan.weights = booking.bookArray("[wkv; wgate] in fp32", wide * ldH, sizeof(float));
+  plan.aChunk = booking.bookArray("A chunk [dNewKv | dNewScore]", chunkRows * ldA, sizeof(float));
+  plan.rowChunk = booking.bookArray("dX / x chunk in fp32", chunkRows * ldH, sizeof(float));
+  plan.dwAccumulator = booking.bookArray("[dWkv; dWgate] accumulator", wide * ldH, sizeof(float));
   plan.apeSum = booking.bookArray("dApe sums", ape, sizeof(float));
   plan.apeComp = booking.bookArray("dApe compensations", ape, sizeof(float));
   planGemms(plan);

@@ -71,6 +71,8 @@ struct CompressorGradPlan {
 
   // Workspace: [wkv; wgate] widened [2C, H]; A chunk [chunkRows, 2C]; the dX chunk or the x chunk [chunkRows, H] (one
   // at a time); the dW accumulator [2C, H]; dApe sums and compensations [cr, C]; the GEMMs' scratch (C = coff*D).
+  // Rows of A lie ldA floats apart, rows of the [., H] buffers ldH floats apart (padded off the powers of two).
+  int64_t ldA = 0, ldH = 0;
   WorkspaceRegion weights, aChunk, rowChunk, dwAccumulator, apeSum, apeComp, gemmScratch;
   const kernels::CompressorGradKernels* kernels = nullptr;
 
