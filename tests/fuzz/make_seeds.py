@@ -68,6 +68,54 @@ MHC["pre-v2-output-overlapping-strides"] = sparse([1, 0, 0, 0, 1, 0, 0, 0, 0, 0,
 MHC["pre-no-caches-output-overlapping-strides"] = sparse([0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128],
                                                           {49: 7, 116: 62, 117: 255})
 
+# fuzz_compressor (bytes in decoding order). Forward: op 0, the null byte, SoC (201: Ascend910B), layout (1: TH),
+# cmpRatio (0: 4, 2: 3, 209: 128), coff (0: 1, 150: 2), wkv rows (0: coff*128, 215: 512), H (0: 1024), B (m < 240:
+# 1 + m % 3, 240: 0, 253 with TH: 2^18 batches), S or T ((m + 5) % 13), x dtype (1: FP16), gradEnabled (2: off),
+# cacheMode (170: 2), table given (23: absent), then cu_seqlens / seqused / start_pos given (TH: 23 drops
+# cu_seqlens; 2: seqused; 1: start_pos), per batch (TH) the tokens it takes (0: an even split), then per batch
+# seqused (0: all; 100..234: m % (len + 1)) and start_pos (m % (3 * cr + 1)), block_size (0: 4, ring: the
+# smallest legal), the table's columns, its entries (190: all 0). Backward: op 1, null byte, SoC (240: A2), layout,
+# cmpRatio, coff, rows, H, B, S or T, x dtype, then the per-batch values as above.
+COMPRESSOR = {
+    "fwd-bsh-c1-d128": [0],
+    "fwd-th-one-batch": [0, 0, 0, 1],
+    "fwd-th-3-batches-seqused-start-pos": [0, 0, 0, 1, 0, 0, 0, 0, 2, 7, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0,
+                                           102, 3, 0, 5, 0, 0],
+    "fwd-bsh-coff2": [0, 0, 0, 0, 0, 150],
+    "fwd-bsh-coff2-history": [0, 0, 0, 0, 0, 150, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 6],
+    "fwd-bsh-d512": [0, 0, 0, 0, 0, 0, 215],
+    "fwd-ring": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 170],
+    "fwd-ring-th-coff2-start-pos": [0, 0, 0, 1, 0, 150, 0, 0, 1, 7, 0, 0, 170, 0, 0, 0, 1, 0, 0, 0, 0, 9, 0, 2],
+    "fwd-no-grad-fp16": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2],
+    "fwd-a2-profile": [0, 0, 201, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+    "fwd-cr3": [0, 0, 0, 0, 2],
+    "fwd-cr128": [0, 0, 0, 0, 209],
+    "fwd-empty-x": [0, 0, 0, 0, 0, 0, 0, 0, 240],
+    "fwd-th-2e18-batches": [0, 0, 0, 1, 0, 0, 0, 0, 253],
+    "fwd-zero-table": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 190],
+    "fwd-table-entries-past-block-num": [0, 0, 0, 0, 0, 150, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 240],
+    "fwd-table-entry-hostile": [0, 0, 0, 0, 0, 150, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 6, 0, 0, 0, 7, 0, 7],
+    "bwd-bsh-c1": [1],
+    "bwd-th": [1, 0, 0, 1],
+    "bwd-bsh-coff2": [1, 0, 0, 0, 0, 150],
+    "bwd-th-3-batches-seqused-start-pos": [1, 0, 0, 1, 0, 0, 0, 0, 2, 7, 0, 0, 2, 1, 0, 0, 0, 0, 102, 3, 0, 5, 0, 0],
+    "bwd-fp16": [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+    "bwd-a2-unavailable": [1, 0, 240, 0],
+    "bwd-cr128": [1, 0, 0, 0, 209],
+}
+
+# The plain forward's tensors start at byte 24 (x), ..., 72 (stateCacheRef: 72 the "earlier tensor" byte, 76 its
+# strides, 79 its storage, 80 its memory), ..., 203 (kvOut); stateCacheStrideDim0's byte follows them, at 221
+# (GRADKIT_FUZZ_TRACE=1 prints where each tensor starts). The stride: one block's extent - 1; 1000 extents (replaced
+# by 0 on untracked memory, rejected on an aclrtMalloc block); the largest our buffer holds with 4 spare elements
+# (gaps between the blocks); A2 with those gaps, and A2 with a channel stride of 3 (not dense).
+COMPRESSOR["fwd-stride-dim0-below-extent"] = sparse([0], {221: 240, 222: 3})
+COMPRESSOR["fwd-stride-dim0-1000-extents"] = sparse([0], {221: 240, 222: 2})
+COMPRESSOR["fwd-stride-dim0-past-tracked-block"] = sparse([0], {80: 240, 221: 240, 222: 2})
+COMPRESSOR["fwd-stride-dim0-gaps-between-blocks"] = sparse([0], {79: 154, 221: 215})
+COMPRESSOR["fwd-a2-stride-dim0-gaps"] = sparse([0, 0, 201], {11: 2, 79: 154, 221: 215})
+COMPRESSOR["fwd-a2-cache-channel-stride"] = sparse([0, 0, 201], {11: 2, 76: 5, 79: 150})
+
 
 def write(target, seeds):
     folder = HERE / "corpus" / target
@@ -79,3 +127,4 @@ def write(target, seeds):
 write("fuzz_threshold_backward", THRESHOLD)
 write("fuzz_dropout_family", DROPOUT)
 write("fuzz_mhc", MHC)
+write("fuzz_compressor", COMPRESSOR)
