@@ -22,12 +22,12 @@ int64_t CompressorProblem::blocks(int64_t b) const {
 }
 
 int64_t CompressorProblem::outputRows() const {
-  if (!th) return batch * ((seqLen + cmpRatio - 1) / cmpRatio);
+  if (!th) return batch * compressorCeilDiv(seqLen, cmpRatio);
   return std::min(tokens, tokens / cmpRatio + batch);
 }
 
 int64_t CompressorProblem::outputRow(int64_t b, int64_t j) const {
-  if (!th) return b * ((seqLen + cmpRatio - 1) / cmpRatio) + j;
+  if (!th) return b * compressorCeilDiv(seqLen, cmpRatio) + j;
   int64_t row = j;
   for (int64_t earlier = 0; earlier < b; ++earlier) row += blocks(earlier);
   return row;

@@ -11,6 +11,15 @@
 namespace gradkit::ops {
 
 inline constexpr const char* kCompressorApi = "aclnnCompressor";
+
+/**
+ * The most batches a call may have (gradkit's limit): the checks and the plan read every batch's int32 values on the
+ * host, and a stride-0 cu_seqlens or an empty x can name any batch count for a few bytes of memory.
+ */
+inline constexpr int64_t kCompressorMaxBatch = int64_t{1} << 24;
+
+/** ceil(n / d) for n >= 0, d > 0, without the overflow of (n + d - 1) / d. */
+constexpr int64_t compressorCeilDiv(int64_t n, int64_t d) { return n / d + (n % d != 0 ? 1 : 0); }
 inline constexpr const char* kCompressorGradApi = "aclnnCompressorGrad";
 
 /** One aclnnCompressor call, as the caller gave it. */

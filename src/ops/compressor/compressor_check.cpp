@@ -167,6 +167,16 @@ aclnnStatus checkInputs(const CompressorArgs& a) {
 
 int64_t batchOf(const CompressorArgs& a) { return a.x->dim() == 3 ? a.x->viewDims[0] : a.cuSeqlens->viewDims[0] - 1; }
 
+// gradkit's limit on B (kCompressorMaxBatch), before anything reads per-batch values or sizes by B.
+aclnnStatus checkBatchCount(const CompressorArgs& a) {
+  const int64_t batch = batchOf(a);
+  if (batch <= kCompressorMaxBatch) return ACLNN_SUCCESS;
+  const bool th = a.x->dim() == 2;
+  return fail(ACLNN_ERR_PARAM_INVALID, kApi, th ? "cuSeqlensOptional" : "x",
+              "at most " + std::to_string(kCompressorMaxBatch) + " batches (gradkit's limit)",
+              "B = " + std::to_string(batch) + " (shape " + (th ? a.cuSeqlens : a.x)->shapeString() + ")");
+}
+
 aclnnStatus checkStateCache(const CompressorArgs& a) {
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(kApi, "stateCacheRef", *a.stateCache, {ACL_FLOAT}));
   GRADKIT_RETURN_IF_ERROR(checkRankIn(kApi, "stateCacheRef", *a.stateCache, {3}, "[block_num, block_size, 2*coff*D]"));
@@ -266,7 +276,7 @@ aclnnStatus checkOutputShapes(const CompressorArgs& a) {
   std::string why;
   if (a.x->dim() == 3) {
     const int64_t s = a.x->viewDims[1];
-    lead = {a.x->viewDims[0], (s + a.cmpRatio - 1) / a.cmpRatio};
+    lead = {a.x->viewDims[0], compressorCeilDiv(s, a.cmpRatio)};
     why = "[B, ceil(S/cmpRatio)";
   } else {
     const int64_t t = a.x->viewDims[0];
@@ -324,6 +334,7 @@ aclnnStatus checkCompressor(const CompressorArgs& args, const uint64_t* workspac
   const CompressorProfile profile = currentProfile();
   GRADKIT_RETURN_IF_ERROR(checkAttributes(args, profile));
   GRADKIT_RETURN_IF_ERROR(checkInputs(args));
+  GRADKIT_RETURN_IF_ERROR(checkBatchCount(args));
   GRADKIT_RETURN_IF_ERROR(checkStateCache(args));
   GRADKIT_RETURN_IF_ERROR(checkOutputKinds(args));
   GRADKIT_RETURN_IF_ERROR(checkConsistency(args));

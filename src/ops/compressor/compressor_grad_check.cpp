@@ -148,6 +148,11 @@ aclnnStatus checkFeatures(const CompressorGradArgs& a, const Sizes& s) {
                 "at least 2 values (B + 1 with B >= 1; CompressorGrad supports no empty batch)",
                 "shape " + a.cuSeqlens->shapeString());
   }
+  if (s.batch > kCompressorMaxBatch) {  // TH only: a BSH x of more batches does not fit in memory
+    return fail(ACLNN_ERR_PARAM_INVALID, kApi, "cuSeqlensOptional",
+                "at most " + std::to_string(kCompressorMaxBatch) + " batches (gradkit's limit)",
+                "B = " + std::to_string(s.batch) + " (shape " + a.cuSeqlens->shapeString() + ")");
+  }
   if (s.headDim != 128 && s.headDim != 512) {
     return fail(ACLNN_ERR_PARAM_INVALID, kApi, "wkv",
                 "dim 0 = coff*D with D (head dim) 128 or 512 (coff = " + std::to_string(a.coff) + ")",
@@ -224,7 +229,7 @@ aclnnStatus checkExactShapes(const CompressorGradArgs& a, const Sizes& s) {
     lead = {rows};
     leadText = "R = min(T, T/cmpRatio + B) = " + std::to_string(rows) + " compressed rows";
   } else {
-    const int64_t rows = (s.seqLen + cr - 1) / cr;
+    const int64_t rows = compressorCeilDiv(s.seqLen, cr);
     lead = {s.batch, rows};
     leadText = "B, ceil(S/cmpRatio) = " + std::to_string(rows) + " compressed rows";
   }
