@@ -1,0 +1,129 @@
+// The flash attention problem as the kernels see it, and the kernels' entry points. Kernels know nothing about
+// aclTensor or layouts: the plan turns every layout (BNSD, BSND, BSH, SBH, TND) into element strides, every sparse
+// mode into a per-batch band, every pse form into a table view or slopes, and the softmax statistics layouts into
+// per-batch offsets (spec fag.md 1.2, 1.3, 2.5-2.12). fa_semantics.h defines, element by element, what each field
+// means; the kernels compute exactly that, tiled.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "acl/acl_base.h"
+
+namespace gradkit::kernels {
+
+/**
+ * One tensor as [batch][head][row][column]: element (b, n, r, c) lies at
+ * data + (b * strideBatch + n * strideHead + r * strideRow + c * strideCol) elements of `dtype`.
+ * Rows are absolute: a TND batch's rows start at its FaBatch::qFirst / kvFirst (strideBatch 0), a padded
+ * batch's at 0 (qFirst = kvFirst = 0, strideBatch set). Strides may be 0 (broadcast) or any positive value.
+ */
+struct FaView {
+  void* data = nullptr;  // inputs are only read
+  aclDataType dtype = ACL_FLOAT;
+  int64_t strideBatch = 0, strideHead = 0, strideRow = 0, strideCol = 1;
+};
+
+/** "No limit" for a band side (FaBatch::bandLeft / bandRight). */
+inline constexpr int64_t kFaNoBand = INT64_C(1) << 62;
+
+/** One batch: its rows, its mask band, and where its statistics and dropout bits lie. */
+struct FaBatch {
+  int64_t qFirst = 0;   // first query row in q / dy / attention out / dq (TND: its first token)
+  int64_t s1 = 0;       // query rows (0: the batch computes nothing)
+  int64_t kvFirst = 0;  // first key row in k / v / dk / dv
+  int64_t s2 = 0;       // key rows (0: every query row is fully masked)
+  // Band (FaProblem::band): (i, j) is kept only when i - bandLeft <= j <= i + bandRight, or j < prefix.
+  int64_t bandLeft = kFaNoBand;
+  int64_t bandRight = kFaNoBand;
+  int64_t prefix = 0;  // sparse modes 5/6: columns j < prefix are never masked by the band
+  // Mask tensor (FaProblem::maskTensor): (i, j) reads mask row maskRow0 + i, column maskCol0 + j.
+  int64_t maskRow0 = 0, maskCol0 = 0;
+  // pse table (FaPseKind::Table): (i, j) reads table row pseRow0 + i, column pseCol0 + j (see fa_semantics.h for a
+  // row < 0 of the 1024-row ALiBi form).
+  int64_t pseRow0 = 0, pseCol0 = 0;
+  // Dropout: element (n1, i, j) is stream element dropBase + (n1 * s1 + i) * dropRowLength + j.
+  int64_t dropBase = 0;
+  int64_t dropRowLength = 0;  // s2 for a packed mask; ceil(s2 / 16) * 16 for the Philox stream
+  // Softmax statistics: row (n1, i) is the 8 floats at statsBase + n1 * statsHeadStride + i * statsRowStride.
+  int64_t statsBase = 0, statsHeadStride = 0, statsRowStride = 0;
+};
+
+enum class FaPseKind {
+  None,
+  Table,     // a tensor of the query's dtype (pseType 0/1): view rows x columns, batch and head strides
+  Slope,     // pseType 2: bias = -slope * |(j + kvStartIdx) - (i + qStartIdx)|
+  SqrtSlope  // pseType 3: bias = -slope * sqrt(|(j + kvStartIdx) - (i + qStartIdx)|)
+};
+
+struct FaPse {
+  FaPseKind kind = FaPseKind::None;
+  bool beforeScale = false;  // pseType 1: S = (QK^T + pse) * scale; otherwise S = QK^T * scale + pse
+  FaView table;              // Table: [batch][head][row][col]; Slope kinds: FLOAT32 slopes, strideRow = strideCol = 0
+  int64_t tableRows = 0;     // Table: its rows (1024 for the compressed ALiBi form, else s1)
+  int64_t tableCols = 0;     // Table: its columns
+  bool alibiRows = false;    // Table: the 1024-row form (rows before pseRow0 + i < 0 are taken along diagonals)
+  int64_t qStartIdx = 0, kvStartIdx = 0;  // Slope kinds
+};
+
+enum class FaDropoutKind {
+  None,    // keepProb == 1
+  Packed,  // an external uint8 mask: element e kept iff bit (e % 8) of byte e / 8 is 1 (LSB first)
+  Philox   // the Philox4x32-7 byte stream of spec 3: element e kept iff stream byte e <= threshold
+};
+
+struct FaDropout {
+  FaDropoutKind kind = FaDropoutKind::None;
+  float keepProb = 1.0f;          // float32, as upstream narrows it
+  float scale = 1.0f;             // 1 / keepProb in float32
+  const uint8_t* bits = nullptr;  // Packed
+  uint32_t key[2] = {0, 0};       // Philox: (seed low, seed high)
+  uint64_t counterLow = 0;        // Philox: ceil(offset / 16), the counter of stream byte 0 (128-bit, high words 0)
+  uint32_t threshold = 255;       // Philox: trunc(float(keepProb) * 255)
+};
+
+/** Everything a forward or backward call computes from. */
+struct FaProblem {
+  int64_t n1 = 0, n2 = 0;  // query heads, key/value heads (query head n uses kv head n / (n1 / n2))
+  int64_t d = 0;           // head dim of q and k
+  int64_t dRope = 0;       // extra head dim of queryRope / keyRope (0: none); scores use both parts
+  int64_t dv = 0;          // head dim of v, dy, attention out
+  float scale = 1.0f;      // scaleValue narrowed to float32
+  std::vector<FaBatch> batches;
+  bool band = false;        // apply each batch's band
+  bool maskTensor = false;  // apply `mask`
+  FaView mask;              // UINT8 or BOOL bytes, non-zero = masked; [batch][head][row][col], broadcast strides 0
+  FaPse pse;
+  FaDropout dropout;
+};
+
+/** The forward's tensors. Statistics are dense fp32 arrays addressed through FaBatch::stats*. */
+struct FaForwardIo {
+  FaView q, k, v, qRope, kRope;  // qRope / kRope only with dRope > 0
+  FaView out;                    // attention out [.., dv]
+  float* softmaxMax = nullptr;
+  float* softmaxSum = nullptr;
+};
+
+/** The backward's tensors. */
+struct FaBackwardIo {
+  FaView q, k, v, qRope, kRope, dy, attentionIn;
+  const float* softmaxMax = nullptr;
+  const float* softmaxSum = nullptr;
+  FaView dq, dk, dv, dqRope, dkRope;  // outputs (dtype may differ from q's)
+};
+
+/**
+ * The forward of `problem`: attention out, softmax max and sum (each replicated over its 8 lanes). Uses at most
+ * faForwardScratchBytes(problem, threads) bytes of `scratch` (64-byte aligned) and the pool's threads; the bits do
+ * not depend on the thread count or the kernel table (SIMD or scalar).
+ */
+void faForward(const FaProblem& problem, const FaForwardIo& io, void* scratch, int threads);
+size_t faForwardScratchBytes(const FaProblem& problem, int threads);
+
+/** The backward of `problem`: dq, dk, dv (and the rope parts). Same contract as faForward. */
+void faBackward(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads);
+size_t faBackwardScratchBytes(const FaProblem& problem, int threads);
+
+}  // namespace gradkit::kernels
