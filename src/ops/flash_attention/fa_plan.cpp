@@ -1,16 +1,102 @@
-// Placeholder plans (issue 12): the problem builder replaces them.
+// The flash attention plans: the problem, the tensors as strided views (kernels read and write any strides), the
+// statistics and a packed dropMask made dense when they are not, and the kernels' scratch.
 #include "ops/flash_attention/fa_plan.h"
 
+#include "core/parallel.h"
+#include "opapi/tensor.h"
+#include "ops/flash_attention/fa_problem.h"
+
 namespace gradkit::ops {
+namespace {
 
-bool flashAttentionNothingToCompute(const FaArgs&) { return true; }
+using kernels::FaView;
 
-aclnnStatus FaPlan::run(void*) const { return ACLNN_SUCCESS; }
+/** A view of an optional tensor (empty view for null). */
+FaView optionalView(const aclTensor* tensor, FaLayout layout, int64_t headDim) {
+  return tensor != nullptr ? faViewOf(*tensor, layout, headDim) : FaView{};
+}
 
-FaPlan planFlashAttention(const FaArgs&) { return FaPlan{}; }
+/** Plans the statistics and the dropMask, shared by both directions. */
+template <class Plan>
+void planCommon(const FaCall& call, const aclTensor& max, const aclTensor& sum, Plan& plan) {
+  plan.problem = faProblemOf(call, nullptr);
+  plan.softmaxMax = StagedTensor::plan(max, !max.isContiguous(), "softmaxMax", plan.workspace);
+  plan.softmaxSum = StagedTensor::plan(sum, !sum.isContiguous(), "softmaxSum", plan.workspace);
+  plan.packedDropout = plan.problem.dropout.kind == kernels::FaDropoutKind::Packed;
+  if (plan.packedDropout) {
+    plan.dropMask = StagedTensor::plan(*call.dropMask, !call.dropMask->isContiguous(), "dropMask", plan.workspace);
+  }
+  plan.threads = threadCount();
+}
 
-aclnnStatus FagPlan::run(void*) const { return ACLNN_SUCCESS; }
+/** The problem with this run's dense dropMask. */
+kernels::FaProblem runProblem(const FaPlanCommon& plan, void* memory) {
+  kernels::FaProblem problem = plan.problem;
+  if (plan.packedDropout) problem.dropout.bits = static_cast<const uint8_t*>(plan.dropMask.read(memory));
+  return problem;
+}
 
-FagPlan planFlashAttentionGrad(const FagArgs&) { return FagPlan{}; }
+}  // namespace
+
+bool flashAttentionNothingToCompute(const FaArgs& args) {
+  const FaSizes sizes = faSizesOf(faCallOf(args));
+  return sizes.batch == 0 || sizes.n1 == 0 || sizes.s1 == 0;
+}
+
+FaPlan planFlashAttention(const FaArgs& args) {
+  FaPlan plan;
+  const FaCall call = faCallOf(args);
+  const FaSizes sizes = faSizesOf(call);
+  planCommon(call, *args.softmaxMaxOut, *args.softmaxSumOut, plan);
+  plan.io.q = faViewOf(*call.query, call.layout, sizes.d);
+  plan.io.k = faViewOf(*call.key, call.layout, sizes.d);
+  plan.io.v = faViewOf(*call.value, call.layout, sizes.dv);
+  plan.io.qRope = optionalView(call.queryRope, call.layout, sizes.dRope);
+  plan.io.kRope = optionalView(call.keyRope, call.layout, sizes.dRope);
+  plan.io.out = faViewOf(*args.attentionOutOut, call.layout, sizes.dv);
+  plan.scratch = plan.workspace.book("scratch", kernels::faForwardScratchBytes(plan.problem, plan.threads));
+  return plan;
+}
+
+aclnnStatus FaPlan::run(void* memory) const {
+  const kernels::FaProblem runNow = runProblem(*this, memory);
+  kernels::FaForwardIo buffers = io;
+  buffers.softmaxMax = static_cast<float*>(softmaxMax.target(memory));
+  buffers.softmaxSum = static_cast<float*>(softmaxSum.target(memory));
+  kernels::faForward(runNow, buffers, scratch.booked() ? scratch.in(memory) : nullptr, threads);
+  softmaxMax.writeBack(memory);
+  softmaxSum.writeBack(memory);
+  return ACLNN_SUCCESS;
+}
+
+FagPlan planFlashAttentionGrad(const FagArgs& args) {
+  FagPlan plan;
+  const FaCall call = faCallOf(args);
+  const FaSizes sizes = faSizesOf(call);
+  planCommon(call, *args.softmaxMax, *args.softmaxSum, plan);
+  plan.io.q = faViewOf(*call.query, call.layout, sizes.d);
+  plan.io.k = faViewOf(*call.key, call.layout, sizes.d);
+  plan.io.v = faViewOf(*call.value, call.layout, sizes.dv);
+  plan.io.qRope = optionalView(call.queryRope, call.layout, sizes.dRope);
+  plan.io.kRope = optionalView(call.keyRope, call.layout, sizes.dRope);
+  plan.io.dy = faViewOf(*args.dy, call.layout, sizes.dv);
+  plan.io.attentionIn = faViewOf(*args.attentionIn, call.layout, sizes.dv);
+  plan.io.dq = faViewOf(*args.dqOut, call.layout, sizes.d);
+  plan.io.dk = faViewOf(*args.dkOut, call.layout, sizes.d);
+  plan.io.dv = faViewOf(*args.dvOut, call.layout, sizes.dv);
+  plan.io.dqRope = optionalView(call.queryRope != nullptr ? args.dqRopeOut : nullptr, call.layout, sizes.dRope);
+  plan.io.dkRope = optionalView(call.keyRope != nullptr ? args.dkRopeOut : nullptr, call.layout, sizes.dRope);
+  plan.scratch = plan.workspace.book("scratch", kernels::faBackwardScratchBytes(plan.problem, plan.threads));
+  return plan;
+}
+
+aclnnStatus FagPlan::run(void* memory) const {
+  const kernels::FaProblem runNow = runProblem(*this, memory);
+  kernels::FaBackwardIo buffers = io;
+  buffers.softmaxMax = static_cast<const float*>(softmaxMax.read(memory));
+  buffers.softmaxSum = static_cast<const float*>(softmaxSum.read(memory));
+  kernels::faBackward(runNow, buffers, scratch.booked() ? scratch.in(memory) : nullptr, threads);
+  return ACLNN_SUCCESS;
+}
 
 }  // namespace gradkit::ops

@@ -10,29 +10,29 @@
 
 namespace gradkit::ops {
 
-/** True for a checked forward call that computes nothing (B, N1 or S1 zero: spec 2.15). */
+/** True for a checked forward call that computes nothing: B, N1 or S1 is zero (spec 2.15). */
 bool flashAttentionNothingToCompute(const FaArgs& args);
 
-struct FaPlan {
+/** What both plans keep besides their tensors. */
+struct FaPlanCommon {
   WorkspaceBooking workspace;
-  kernels::FaProblem problem;
-  kernels::FaForwardIo io;              // pointers into the caller's tensors (statistics: see below)
-  StagedTensor softmaxMax, softmaxSum;  // staged when the caller's view is not dense
-  WorkspaceRegion dropBits, scratch;    // a dense copy of a strided dropMask; the kernels' scratch
+  kernels::FaProblem problem;                     // dropout bits and statistics resolved per run
+  StagedTensor softmaxMax, softmaxSum, dropMask;  // dense views: staged when the caller's is not
+  bool packedDropout = false;
+  WorkspaceRegion scratch;  // the kernels' scratch
   int threads = 1;
+};
+
+struct FaPlan : FaPlanCommon {
+  kernels::FaForwardIo io;  // q, k, v, out views into the caller's tensors
 
   aclnnStatus run(void* memory) const;
 };
 
 FaPlan planFlashAttention(const FaArgs& args);
 
-struct FagPlan {
-  WorkspaceBooking workspace;
-  kernels::FaProblem problem;
+struct FagPlan : FaPlanCommon {
   kernels::FaBackwardIo io;
-  StagedTensor softmaxMax, softmaxSum;
-  WorkspaceRegion dropBits, scratch;
-  int threads = 1;
 
   aclnnStatus run(void* memory) const;
 };

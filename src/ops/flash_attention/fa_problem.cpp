@@ -1,0 +1,362 @@
+// Checked arguments -> FaProblem (spec fag.md 2.5-2.12; the choices are documented in docs/flash_attention.md).
+#include "ops/flash_attention/fa_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "opapi/tensor.h"
+
+namespace gradkit::ops {
+namespace {
+
+using kernels::FaBatch;
+using kernels::FaProblem;
+using kernels::FaView;
+using kernels::kFaNoBand;
+
+bool isSameAsInput(const char* layout) { return layout != nullptr && std::strcmp(layout, "same_as_input") == 0; }
+
+int64_t firstValue(const aclIntArray* array) {
+  return array != nullptr && !array->values.empty() ? array->values[0] : 0;
+}
+
+int64_t roundUp16(int64_t n) { return (n + 15) / 16 * 16; }
+
+template <class Args>
+FaCall commonCall(const Args& args) {
+  FaCall call;
+  call.layout = faLayoutOf(args.inputLayout);
+  call.query = args.query;
+  call.queryRope = args.queryRope;
+  call.key = args.key;
+  call.keyRope = args.keyRope;
+  call.value = args.value;
+  call.dropMask = args.dropMask;
+  call.attenMask = args.attenMask;
+  call.prefix = args.prefix;
+  call.actualSeqQLen = args.actualSeqQLen;
+  call.actualSeqKvLen = args.actualSeqKvLen;
+  call.qStartIdx = args.qStartIdx;
+  call.kvStartIdx = args.kvStartIdx;
+  call.scaleValue = args.scaleValue;
+  call.keepProb = args.keepProb;
+  call.preTokens = args.preTokens;
+  call.nextTokens = args.nextTokens;
+  call.headNum = args.headNum;
+  call.sparseMode = args.sparseMode;
+  call.pseType = args.pseType;
+  call.philoxDropout = args.philoxDropout;
+  call.seed = args.seed;
+  call.offset = args.offset;
+  // Optional inputs given as 0-d tensors count as absent (spec 2.4).
+  auto present = [](const aclTensor* t) { return t != nullptr && t->dim() > 0 ? t : nullptr; };
+  call.queryRope = present(call.queryRope);
+  call.keyRope = present(call.keyRope);
+  call.dropMask = present(call.dropMask);
+  call.attenMask = present(call.attenMask);
+  return call;
+}
+
+/** Per-batch rows of a padded layout, or of TND's cumulative end offsets (trailing zeros: batches not computed). */
+std::vector<std::pair<int64_t, int64_t>> rowRanges(const aclIntArray* cumulative, int64_t batch, int64_t rows) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // (first, count)
+  if (cumulative == nullptr) {
+    ranges.assign(static_cast<size_t>(batch), {0, rows});
+    return ranges;
+  }
+  int64_t end = 0;
+  for (int64_t value : cumulative->values) {
+    if (value >= end) {
+      ranges.emplace_back(end, value - end);
+      end = value;
+    } else {
+      ranges.emplace_back(end, 0);
+    }
+  }
+  return ranges;
+}
+
+/** The band and prefix of one batch for the sparse mode (spec 2.7, 2.8); d0 = s2 - s1 (bottom-right origin). */
+void setBand(const FaCall& call, int64_t b, bool bandBatch, FaBatch& batch) {
+  const int64_t d0 = batch.s2 - batch.s1;
+  switch (call.sparseMode) {
+    case 0:  // the mask tensor and the token band (origin top-left)
+      batch.bandLeft = call.preTokens;
+      batch.bandRight = call.nextTokens;
+      break;
+    case 2:
+      batch.bandRight = 0;
+      break;
+    case 3:
+      batch.bandRight = d0;
+      break;
+    case 4:
+      batch.bandLeft = call.preTokens - d0;
+      batch.bandRight = d0 + call.nextTokens;
+      break;
+    case 5:
+    case 6:
+      batch.bandRight = d0;
+      batch.prefix = call.prefix != nullptr && b < static_cast<int64_t>(call.prefix->values.size())
+                         ? call.prefix->values[static_cast<size_t>(b)]
+                         : 0;
+      break;
+    case 7:  // the last batch with rows: band of mode 4; the others mode 3
+      batch.bandRight = bandBatch ? d0 + call.nextTokens : d0;
+      if (bandBatch) batch.bandLeft = call.preTokens - d0;
+      break;
+    case 8:  // the first batch with rows: band of mode 4; the others mode 2
+      batch.bandRight = bandBatch ? d0 + call.nextTokens : 0;
+      if (bandBatch) batch.bandLeft = call.preTokens - d0;
+      break;
+    default:  // mode 1: the mask tensor only
+      break;
+  }
+  // Keep the band arithmetic (i - bandLeft, i + bandRight) far from overflow.
+  batch.bandLeft = std::clamp<int64_t>(batch.bandLeft, -kFaNoBand, kFaNoBand);
+  batch.bandRight = std::clamp<int64_t>(batch.bandRight, -kFaNoBand, kFaNoBand);
+}
+
+/** The mask tensor as [batch][head][row][col]: [S1,S2], [1,1,S1,S2], [B,1,S1,S2] or [B,N1,S1,S2]. */
+FaView maskView(const aclTensor& mask) {
+  FaView view;
+  view.data = mask.firstElement();
+  view.dtype = mask.dtype;
+  const int64_t rank = mask.dim();
+  const auto stride = [&](int64_t axis) {
+    return axis >= 0 && mask.viewDims[static_cast<size_t>(axis)] > 1 ? mask.strides[static_cast<size_t>(axis)] : 0;
+  };
+  view.strideRow = stride(rank - 2);
+  view.strideCol = stride(rank - 1);
+  view.strideHead = rank == 4 ? stride(1) : 0;
+  view.strideBatch = rank == 4 ? stride(0) : 0;
+  return view;
+}
+
+void setPse(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
+  kernels::FaPse& pse = problem.pse;
+  if (call.pse == nullptr || call.pse->dim() == 0) return;
+  const aclTensor& t = *call.pse;
+  const int64_t rank = t.dim();
+  const auto stride = [&](int64_t axis) {
+    return t.viewDims[static_cast<size_t>(axis)] > 1 ? t.strides[static_cast<size_t>(axis)] : 0;
+  };
+  pse.table.data = t.firstElement();
+  pse.table.dtype = t.dtype;
+  if (call.pseType == 2 || call.pseType == 3) {  // slopes [N1] or [B, N1]
+    pse.kind = call.pseType == 2 ? kernels::FaPseKind::Slope : kernels::FaPseKind::SqrtSlope;
+    pse.table.strideHead = stride(rank - 1);
+    pse.table.strideBatch = rank == 2 ? stride(0) : 0;
+    pse.table.strideRow = pse.table.strideCol = 0;
+    pse.qStartIdx = firstValue(call.qStartIdx);
+    pse.kvStartIdx = firstValue(call.kvStartIdx);
+    return;
+  }
+  pse.kind = kernels::FaPseKind::Table;
+  pse.beforeScale = call.pseType == 1;
+  pse.table.strideBatch = stride(0);
+  pse.table.strideHead = stride(1);
+  pse.table.strideRow = stride(2);
+  pse.table.strideCol = stride(3);
+  // A broadcast axis (BN1S rows, 1NSS batch) reads its one entry for every index.
+  pse.tableRows = t.viewDims[2] == 1 ? kFaNoBand : t.viewDims[2];
+  pse.tableCols = t.viewDims[3];
+  const bool tnd = call.layout == FaLayout::TND;
+  // The 1024-row ALiBi form holds the last 1024 rows of the bias (spec 2.9): padded when its rows differ from S1
+  // (and are not the broadcast row of BN1S), TND always (the table is [., N1, 1024, S2max]).
+  pse.alibiRows = tnd || (pse.tableRows == 1024 && sizes.s1 != 1024);
+  for (FaBatch& batch : problem.batches) {
+    if (tnd) {
+      batch.pseRow0 = pse.tableRows - batch.s1;
+      batch.pseCol0 = pse.tableCols - batch.s2;
+    } else if (pse.alibiRows) {
+      batch.pseRow0 = pse.tableRows - batch.s1;
+    }
+  }
+}
+
+void setDropout(const FaCall& call, const FaSizes& sizes, const uint8_t* dropBits, FaProblem& problem) {
+  kernels::FaDropout& dropout = problem.dropout;
+  const auto keep = static_cast<float>(call.keepProb);
+  if (keep >= 1.0f) return;
+  dropout.keepProb = keep;
+  dropout.scale = 1.0f / keep;
+  const bool philox = call.dropMask == nullptr && call.philoxDropout;
+  dropout.kind = philox ? kernels::FaDropoutKind::Philox : kernels::FaDropoutKind::Packed;
+  dropout.bits = dropBits;
+  if (philox) {
+    const auto seed = static_cast<uint64_t>(call.seed);
+    dropout.key[0] = static_cast<uint32_t>(seed);
+    dropout.key[1] = static_cast<uint32_t>(seed >> 32);
+    const auto offset = static_cast<uint64_t>(call.offset);
+    dropout.counterLow = offset / 16 + (offset % 16 != 0 ? 1 : 0);
+    dropout.threshold = static_cast<uint32_t>(static_cast<int64_t>(keep * 255.0f));
+  }
+  // Stream elements: padded ((b*N1 + n1)*S1 + i)*rowLength + j; TND batch blocks [N1][S1_b][rowLength_b] in order.
+  int64_t base = 0;
+  for (FaBatch& batch : problem.batches) {
+    batch.dropRowLength = philox ? roundUp16(batch.s2) : batch.s2;
+    batch.dropBase = base;
+    base += sizes.n1 * batch.s1 * batch.dropRowLength;
+  }
+}
+
+void setStatistics(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
+  const int64_t lanes = 8;
+  for (size_t b = 0; b < problem.batches.size(); ++b) {
+    FaBatch& batch = problem.batches[b];
+    if (call.layout != FaLayout::TND) {  // [B, N1, S1, 8]
+      batch.statsBase = static_cast<int64_t>(b) * sizes.n1 * sizes.s1 * lanes;
+      batch.statsHeadStride = sizes.s1 * lanes;
+      batch.statsRowStride = lanes;
+    } else if (call.statsSameAsInput) {  // a true [T1, N1, 8]
+      batch.statsBase = batch.qFirst * sizes.n1 * lanes;
+      batch.statsHeadStride = lanes;
+      batch.statsRowStride = sizes.n1 * lanes;
+    } else {  // shape [T1, N1, 8], data per batch [N1][S1_b][8] (spec 2.6)
+      batch.statsBase = batch.qFirst * sizes.n1 * lanes;
+      batch.statsHeadStride = batch.s1 * lanes;
+      batch.statsRowStride = lanes;
+    }
+  }
+}
+
+}  // namespace
+
+FaLayout faLayoutOf(const char* inputLayout) {
+  const std::string name = inputLayout != nullptr ? inputLayout : "";
+  if (name == "BSND") return FaLayout::BSND;
+  if (name == "BSH") return FaLayout::BSH;
+  if (name == "SBH") return FaLayout::SBH;
+  if (name == "TND") return FaLayout::TND;
+  return FaLayout::BNSD;
+}
+
+FaCall faCallOf(const FaArgs& args) {
+  FaCall call = commonCall(args);
+  call.pse = args.realShift != nullptr && args.realShift->dim() > 0 ? args.realShift : nullptr;
+  call.statsSameAsInput = isSameAsInput(args.softmaxOutLayout);
+  return call;
+}
+
+FaCall faCallOf(const FagArgs& args) {
+  FaCall call = commonCall(args);
+  call.pse = args.pseShift != nullptr && args.pseShift->dim() > 0 ? args.pseShift : nullptr;
+  call.statsSameAsInput = isSameAsInput(args.softmaxInLayout);
+  return call;
+}
+
+FaSizes faSizesOf(const FaCall& call) {
+  const aclTensor& q = *call.query;
+  const aclTensor& k = *call.key;
+  const aclTensor& v = *call.value;
+  FaSizes sizes;
+  sizes.n1 = call.headNum;
+  const auto last = [](const aclTensor& t) { return t.viewDims.back(); };
+  switch (call.layout) {
+    case FaLayout::BNSD:
+      sizes = {q.viewDims[0], q.viewDims[1], k.viewDims[1], q.viewDims[2], k.viewDims[2], last(q), last(v), 0};
+      break;
+    case FaLayout::BSND:
+      sizes = {q.viewDims[0], q.viewDims[2], k.viewDims[2], q.viewDims[1], k.viewDims[1], last(q), last(v), 0};
+      break;
+    case FaLayout::BSH:
+    case FaLayout::SBH: {
+      const bool bsh = call.layout == FaLayout::BSH;
+      sizes.batch = bsh ? q.viewDims[0] : q.viewDims[1];
+      sizes.s1 = bsh ? q.viewDims[1] : q.viewDims[0];
+      sizes.s2 = bsh ? k.viewDims[1] : k.viewDims[0];
+      sizes.d = call.headNum > 0 ? last(q) / call.headNum : 0;
+      sizes.n2 = sizes.d > 0 ? last(k) / sizes.d : 0;
+      sizes.dv = sizes.n2 > 0 ? last(v) / sizes.n2 : 0;
+      break;
+    }
+    case FaLayout::TND: {
+      const int64_t batches =
+          call.actualSeqQLen != nullptr ? static_cast<int64_t>(call.actualSeqQLen->values.size()) : 0;
+      sizes = {batches, q.viewDims[1], k.viewDims[1], 0, 0, last(q), last(v), 0};
+      for (const auto& [first, count] : rowRanges(call.actualSeqQLen, 0, 0)) sizes.s1 = std::max(sizes.s1, count);
+      for (const auto& [first, count] : rowRanges(call.actualSeqKvLen, 0, 0)) sizes.s2 = std::max(sizes.s2, count);
+      break;
+    }
+  }
+  if (call.queryRope != nullptr) {
+    const aclTensor& r = *call.queryRope;
+    const bool packedHeads = call.layout == FaLayout::BSH || call.layout == FaLayout::SBH;
+    sizes.dRope = packedHeads ? (sizes.n1 > 0 ? last(r) / sizes.n1 : 0) : last(r);
+  }
+  return sizes;
+}
+
+FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim) {
+  FaView view;
+  view.data = tensor.firstElement();
+  view.dtype = tensor.dtype;
+  const auto& st = tensor.strides;
+  switch (layout) {
+    case FaLayout::BNSD:
+      view = {view.data, view.dtype, st[0], st[1], st[2], st[3]};
+      break;
+    case FaLayout::BSND:
+      view = {view.data, view.dtype, st[0], st[2], st[1], st[3]};
+      break;
+    case FaLayout::BSH:  // H index n * D + d
+      view = {view.data, view.dtype, st[0], headDim * st[2], st[1], st[2]};
+      break;
+    case FaLayout::SBH:
+      view = {view.data, view.dtype, st[1], headDim * st[2], st[0], st[2]};
+      break;
+    case FaLayout::TND:
+      view = {view.data, view.dtype, 0, st[1], st[0], st[2]};
+      break;
+  }
+  return view;
+}
+
+FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
+  const FaSizes sizes = faSizesOf(call);
+  FaProblem problem;
+  problem.n1 = sizes.n1;
+  problem.n2 = sizes.n2;
+  problem.d = sizes.d;
+  problem.dRope = sizes.dRope;
+  problem.dv = sizes.dv;
+  problem.scale = static_cast<float>(call.scaleValue);
+
+  const auto qRows = rowRanges(call.actualSeqQLen, sizes.batch, sizes.s1);
+  const auto kvRows = rowRanges(call.actualSeqKvLen, sizes.batch, sizes.s2);
+  problem.batches.resize(qRows.size());
+  for (size_t b = 0; b < qRows.size(); ++b) {
+    FaBatch& batch = problem.batches[b];
+    batch.qFirst = qRows[b].first;
+    batch.s1 = qRows[b].second;
+    if (b < kvRows.size()) {
+      batch.kvFirst = kvRows[b].first;
+      batch.s2 = kvRows[b].second;
+    }
+  }
+
+  // Masking: none without a mask tensor (spec 2.7); modes 2-4, 6-8 are derived from the mode, the tensor only
+  // being upstream's template; modes 0 and 1 read it; mode 5 derives from the prefix (a missing prefix: no mask).
+  if (call.attenMask != nullptr) {
+    const int64_t mode = call.sparseMode;
+    problem.maskTensor = mode == 0 || mode == 1;
+    problem.band = mode != 1 && !(mode == 5 && call.prefix == nullptr);
+    if (problem.maskTensor) problem.mask = maskView(*call.attenMask);
+    int64_t bandBatch = -1;  // modes 7/8: the last / first batch with query rows
+    for (size_t b = 0; b < problem.batches.size(); ++b) {
+      if (problem.batches[b].s1 == 0) continue;
+      if (mode == 7 || bandBatch < 0) bandBatch = static_cast<int64_t>(b);
+    }
+    for (size_t b = 0; b < problem.batches.size(); ++b) {
+      setBand(call, static_cast<int64_t>(b), static_cast<int64_t>(b) == bandBatch, problem.batches[b]);
+    }
+  }
+  setPse(call, sizes, problem);
+  setDropout(call, sizes, dropBits, problem);
+  setStatistics(call, sizes, problem);
+  return problem;
+}
+
+}  // namespace gradkit::ops
