@@ -95,7 +95,6 @@ void setBand(const FaCall& call, int64_t b, bool bandBatch, FaBatch& batch) {
       batch.bandLeft = call.preTokens - d0;
       batch.bandRight = d0 + call.nextTokens;
       break;
-    case 5:
     case 6:
       batch.bandRight = d0;
       batch.prefix = call.prefix != nullptr && b < static_cast<int64_t>(call.prefix->values.size())
@@ -337,20 +336,27 @@ FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
     }
   }
 
-  // Masking: none without a mask tensor (spec 2.7); modes 2-4, 6-8 are derived from the mode, the tensor only
-  // being upstream's template; modes 0 and 1 read it; mode 5 derives from the prefix (a missing prefix: no mask).
+  // Masking: none without a mask tensor (spec 2.7). Modes 0, 1 and 5 read the tensor (mode 5's is the full mask;
+  // a TND batch reads its bottom-right corner); modes 2-4 and 6-8 derive the mask from the mode, upstream's tensor
+  // being a fixed template; mode 0 also applies the token band (spec 7 item 7).
   if (call.attenMask != nullptr) {
     const int64_t mode = call.sparseMode;
-    problem.maskTensor = mode == 0 || mode == 1;
-    problem.band = mode != 1 && !(mode == 5 && call.prefix == nullptr);
+    problem.maskTensor = mode == 0 || mode == 1 || mode == 5;
+    problem.band = mode != 1 && mode != 5;
     if (problem.maskTensor) problem.mask = maskView(*call.attenMask);
     int64_t bandBatch = -1;  // modes 7/8: the last / first batch with query rows
     for (size_t b = 0; b < problem.batches.size(); ++b) {
       if (problem.batches[b].s1 == 0) continue;
       if (mode == 7 || bandBatch < 0) bandBatch = static_cast<int64_t>(b);
     }
+    const aclTensor& mask = *call.attenMask;
     for (size_t b = 0; b < problem.batches.size(); ++b) {
-      setBand(call, static_cast<int64_t>(b), static_cast<int64_t>(b) == bandBatch, problem.batches[b]);
+      FaBatch& batch = problem.batches[b];
+      setBand(call, static_cast<int64_t>(b), static_cast<int64_t>(b) == bandBatch, batch);
+      if (mode == 5 && call.layout == FaLayout::TND) {
+        batch.maskRow0 = mask.viewDims[static_cast<size_t>(mask.dim() - 2)] - batch.s1;
+        batch.maskCol0 = mask.viewDims[static_cast<size_t>(mask.dim() - 1)] - batch.s2;
+      }
     }
   }
   setPse(call, sizes, problem);
