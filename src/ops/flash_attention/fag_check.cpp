@@ -1,10 +1,163 @@
-// Placeholder: the checks arrive with the API work (issue 12).
+// The backward checks, spec fag.md 2.4 in upstream's order, then 2.15 as 161002: the profile (the V4 entry point is
+// Ascend950 only), null pointers (161001), the all-empty-outputs shortcut, what gradkit does not support yet (sink,
+// FP8 scales), the layout and the sizes it implies (headNum, ranks, N1 % N2, D(K) = D(Q) >= D_V, D <= 768), the TND
+// sequence arrays, softmaxInLayout, rope, dtypes, the exact shapes of dy / attentionIn / the statistics / the outputs,
+// empty sizes, sparse mode, mask, prefix, tokens, pse, dropout; last the data pointers and gradkit's memory rules (no
+// output overlaps an input or another output).
 #include "ops/flash_attention/fag_check.h"
 
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "opapi/check.h"
+#include "ops/flash_attention/fa_check_common.h"
+
 namespace gradkit::ops {
+namespace {
 
-aclnnStatus checkFlashAttentionGrad(const FagArgs&, const uint64_t*, aclOpExecutor* const*) { return ACLNN_SUCCESS; }
+bool emptyOrNull(const aclTensor* t) { return t == nullptr || t->isEmpty(); }
 
-bool flashAttentionGradNothingToCompute(const FagArgs&) { return false; }
+FaCommonView viewOf(const FagArgs& a) {
+  FaCommonView v;
+  v.api = a.api;
+  v.entry = a.entry;
+  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
+  v.pse = a.pseShift, v.dropMask = a.dropMask, v.attenMask = a.attenMask;
+  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
+  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
+  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
+  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
+  v.philoxDropout = a.philoxDropout, v.offset = a.offset;
+  v.keyName = "keyIn", v.pseName = "pseShiftOptional";
+  const bool merged = a.entry == FaEntry::Merged950;
+  v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
+  v.keyRopeName = merged ? "keyRopeOptional" : "keyInRope";
+  return v;
+}
+
+// The sink (GradV3 / V4 / UnpaddingV5) and the FP8 scales (GradV4, issue 13) are not implemented yet.
+aclnnStatus checkNotSupportedYet(const FagArgs& a) {
+  if (!emptyOrNull(a.sinkIn)) return rejectFaNotSupported(a.api, "sinkInOptional", *a.sinkIn, "the attention sink");
+  const NamedTensor scales[] = {{"dScaleQOptional", a.dScaleQ},
+                                {"dScaleKOptional", a.dScaleK},
+                                {"dScaleVOptional", a.dScaleV},
+                                {"dScaleDyOptional", a.dScaleDy},
+                                {"dScaleOOptional", a.dScaleO}};
+  for (const NamedTensor& t : scales) {
+    if (!emptyOrNull(t.tensor)) return rejectFaNotSupported(a.api, t.name, *t.tensor, "FP8 (block de-quant scales)");
+  }
+  if (a.outDtype != 0 && a.outDtype != 1) {
+    return fail(ACLNN_ERR_PARAM_INVALID, a.api, "outDtype", "0 (FLOAT16) or 1 (BFLOAT16)", std::to_string(a.outDtype));
+  }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus checkDtypes(const FagArgs& a) {
+  const NamedTensor same[] = {
+      {"dy", a.dy}, {"attentionInOptional", a.attentionIn}, {"dqOut", a.dqOut}, {"dkOut", a.dkOut}, {"dvOut", a.dvOut}};
+  for (const NamedTensor& t : same)
+    GRADKIT_RETURN_IF_ERROR(checkSameDtype(a.api, t.name, *t.tensor, "query", *a.query));
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus checkShapes(const FagArgs& a, const FaCommonView& v, const FaSizes& s) {
+  const std::vector<int64_t> attention = faLayoutShape(s, true, s.n1, s.dv);
+  const char* withDv = "query's shape with the last dim D_V";
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "dy", *a.dy, attention, withDv));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "attentionInOptional", *a.attentionIn, attention, withDv));
+  GRADKIT_RETURN_IF_ERROR(checkFaStatistics(a.api, "softmaxMaxOptional", *a.softmaxMax, s));
+  GRADKIT_RETURN_IF_ERROR(checkFaStatistics(a.api, "softmaxSumOptional", *a.softmaxSum, s));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "dqOut", *a.dqOut, a.query->viewDims, "the shape of query"));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "dkOut", *a.dkOut, a.key->viewDims, "the shape of keyIn"));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "dvOut", *a.dvOut, a.value->viewDims, "the shape of value"));
+  if (a.queryRope == nullptr) return ACLNN_SUCCESS;
+  const NamedTensor ropeOuts[] = {{"dqRopeOut", a.dqRopeOut}, {"dkRopeOut", a.dkRopeOut}};
+  GRADKIT_RETURN_IF_ERROR(checkFaRequired(a.api, {ropeOuts[0], ropeOuts[1]}));
+  GRADKIT_RETURN_IF_ERROR(checkSameDtype(a.api, "dqRopeOut", *a.dqRopeOut, "query", *a.query));
+  GRADKIT_RETURN_IF_ERROR(checkSameDtype(a.api, "dkRopeOut", *a.dkRopeOut, "query", *a.query));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "dqRopeOut", *a.dqRopeOut, a.queryRope->viewDims,
+                                       std::string("the shape of ") + v.queryRopeName));
+  return checkShapeIs(a.api, "dkRopeOut", *a.dkRopeOut, a.keyRope->viewDims,
+                      std::string("the shape of ") + v.keyRopeName);
+}
+
+// Past the all-empty shortcut every size must be positive (the grad tiling's CheckShapeValid, spec 2.15).
+aclnnStatus checkNotEmpty(const FagArgs& a, const FaSizes& s) {
+  const int64_t rows1 = s.tnd() ? s.t1 : s.s1, rows2 = s.tnd() ? s.t2 : s.s2;
+  const bool tndWithoutWork = s.tnd() && (s.s1 == 0 || s.s2 == 0);
+  if (s.b > 0 && s.n1 > 0 && rows1 > 0 && rows2 > 0 && s.d > 0 && s.dv > 0 && !tndWithoutWork) return ACLNN_SUCCESS;
+  const std::string given =
+      "B = " + std::to_string(s.b) + ", N1 = " + std::to_string(s.n1) + ", " + (s.tnd() ? "T1 = " : "S1 = ") +
+      std::to_string(rows1) + ", " + (s.tnd() ? "T2 = " : "S2 = ") + std::to_string(rows2) +
+      ", D = " + std::to_string(s.d) + ", D_V = " + std::to_string(s.dv) +
+      (s.tnd() ? ", longest batches S1 = " + std::to_string(s.s1) + ", S2 = " + std::to_string(s.s2) : "");
+  return fail(ACLNN_ERR_PARAM_INVALID, a.api, "query",
+              "B, N1, S1, S2, D, D_V >= 1 (empty sizes are supported only when dqOut, dkOut and dvOut are all empty)",
+              given);
+}
+
+}  // namespace
+
+bool flashAttentionGradNothingToCompute(const FagArgs& args) {
+  return emptyOrNull(args.dqOut) && emptyOrNull(args.dkOut) && emptyOrNull(args.dvOut) && emptyOrNull(args.dpseOut);
+}
+
+aclnnStatus checkFlashAttentionGrad(const FagArgs& args, const uint64_t* workspaceSize,
+                                    aclOpExecutor* const* executor) {
+  const char* api = args.api;
+  GRADKIT_RETURN_IF_ERROR(checkFaProfile(api, args.entry));
+  GRADKIT_RETURN_IF_ERROR(checkFaRequired(api, {{"query", args.query},
+                                                {"keyIn", args.key},
+                                                {"value", args.value},
+                                                {"dy", args.dy},
+                                                {"attentionInOptional", args.attentionIn},
+                                                {"dqOut", args.dqOut},
+                                                {"dkOut", args.dkOut},
+                                                {"dvOut", args.dvOut}}));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
+  GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
+  if (flashAttentionGradNothingToCompute(args)) return ACLNN_SUCCESS;  // spec 2.4: workspace 0, nothing computed
+  GRADKIT_RETURN_IF_ERROR(
+      checkFaRequired(api, {{"softmaxMaxOptional", args.softmaxMax}, {"softmaxSumOptional", args.softmaxSum}}));
+  GRADKIT_RETURN_IF_ERROR(checkNotSupportedYet(args));
+  const FaCommonView v = viewOf(args);
+  FaLayout layout = FaLayout::BNSD;
+  GRADKIT_RETURN_IF_ERROR(parseFaLayout(v, &layout));
+  FaSizes s;
+  GRADKIT_RETURN_IF_ERROR(deriveFaSizes(v, layout, &s));
+  GRADKIT_RETURN_IF_ERROR(checkFaSequenceArrays(v, &s));
+  GRADKIT_RETURN_IF_ERROR(checkFaSoftmaxLayout(api, "softmaxInLayout", args.softmaxInLayout));
+  GRADKIT_RETURN_IF_ERROR(checkFaInputDtypes(v));
+  GRADKIT_RETURN_IF_ERROR(checkFaRope(v, &s));
+  GRADKIT_RETURN_IF_ERROR(checkDtypes(args));
+  GRADKIT_RETURN_IF_ERROR(checkShapes(args, v, s));
+  GRADKIT_RETURN_IF_ERROR(checkNotEmpty(args, s));
+  GRADKIT_RETURN_IF_ERROR(checkFaMaskAndTokens(v, s));
+  GRADKIT_RETURN_IF_ERROR(checkFaPse(v, s));
+  GRADKIT_RETURN_IF_ERROR(checkFaDropout(v, s));
+  const bool dropout = static_cast<float>(args.keepProb) < 1.0f;
+  const std::vector<NamedTensor> inputs = {{"query", args.query},
+                                           {v.queryRopeName, args.queryRope},
+                                           {"keyIn", args.key},
+                                           {v.keyRopeName, args.keyRope},
+                                           {"value", args.value},
+                                           {"dy", args.dy},
+                                           {"pseShiftOptional", args.pseShift},
+                                           {"dropMaskOptional", dropout ? args.dropMask : nullptr},
+                                           {"attenMaskOptional", args.attenMask},
+                                           {"softmaxMaxOptional", args.softmaxMax},
+                                           {"softmaxSumOptional", args.softmaxSum},
+                                           {"attentionInOptional", args.attentionIn}};
+  const bool rope = args.queryRope != nullptr;
+  const std::vector<NamedTensor> outputs = {{"dqOut", args.dqOut},
+                                            {"dkOut", args.dkOut},
+                                            {"dvOut", args.dvOut},
+                                            {"dqRopeOut", rope ? args.dqRopeOut : nullptr},
+                                            {"dkRopeOut", rope ? args.dkRopeOut : nullptr}};
+  GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, inputs));
+  GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, outputs));
+  return checkMhcMemoryRules(api, inputs, outputs);
+}
 
 }  // namespace gradkit::ops

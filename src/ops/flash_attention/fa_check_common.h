@@ -1,0 +1,118 @@
+// The argument rules the flash attention forward and backward checks share (spec fag.md 2.4-2.15): layouts and the
+// sizes they imply, TND sequence arrays, softmax statistics shapes, sparse modes and their masks, tokens, prefix, pse,
+// dropout, rope, start indices and the data pointers. Each helper returns ACLNN_SUCCESS or records "<api>: argument
+// '<name>': expected ..., given ..." and returns the code (161001 for a required null pointer, else 161002).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aclnn/aclnn_base.h"
+#include "opapi/tensor.h"
+#include "ops/flash_attention/fa_args.h"
+#include "ops/mhc/mhc_check_common.h"
+
+namespace gradkit::ops {
+
+inline constexpr int64_t kFaMaxHeadDim = 768;       // D limit of the forward aclnn check and the V1 grad docs
+inline constexpr int64_t kFaMaxHeads = 256;         // N1 range 1..256
+inline constexpr int64_t kFaMaskTemplate = 2048;    // compressed mask of sparse modes 2, 3, 4, 7, 8
+inline constexpr int64_t kFaPrefixMaskRows = 3072;  // compressed mask of sparse mode 6: [3072, 2048]
+inline constexpr int64_t kFaAlibiRows = 1024;       // the compressed ALiBi pse [B|1, N1, 1024, S2]
+inline constexpr int64_t kFaRope950HeadDim = 128, kFaRope950RopeDim = 64;
+
+enum class FaLayout { BNSD, BSND, BSH, SBH, TND };
+
+/** What both directions share, with the argument names of the entry point that was called. */
+struct FaCommonView {
+  const char* api = "";
+  FaEntry entry = FaEntry::Padded;
+  const aclTensor* query = nullptr;
+  const aclTensor* key = nullptr;
+  const aclTensor* value = nullptr;
+  const aclTensor* queryRope = nullptr;
+  const aclTensor* keyRope = nullptr;
+  const aclTensor* pse = nullptr;
+  const aclTensor* dropMask = nullptr;
+  const aclTensor* attenMask = nullptr;
+  const aclIntArray* prefix = nullptr;
+  const aclIntArray* actualSeqQLen = nullptr;
+  const aclIntArray* actualSeqKvLen = nullptr;
+  const aclIntArray* qStartIdx = nullptr;
+  const aclIntArray* kvStartIdx = nullptr;
+  double keepProb = 1.0;
+  int64_t preTokens = 0, nextTokens = 0, headNum = 0;
+  const char* inputLayout = nullptr;
+  int64_t innerPrecise = 0, sparseMode = 0, pseType = 1;
+  bool philoxDropout = false;
+  int64_t offset = 0;
+  const char* keyName = "key";                // "keyIn" for the backward
+  const char* pseName = "realShiftOptional";  // "pseShiftOptional" for the backward
+  const char* queryRopeName = "queryRope";
+  const char* keyRopeName = "keyRope";
+};
+
+/** The sizes a checked call implies. TND: s1 / s2 are the largest per-batch lengths, seqQ / seqKv the lengths. */
+struct FaSizes {
+  FaLayout layout = FaLayout::BNSD;
+  int64_t b = 0, n1 = 0, n2 = 0, s1 = 0, s2 = 0, d = 0, dv = 0, dRope = 0;
+  int64_t t1 = 0, t2 = 0;  // TND: query / key rows
+  std::vector<int64_t> seqQ, seqKv;
+  bool tnd() const { return layout == FaLayout::TND; }
+};
+
+/** 161001 for a null pointer among `named` (names as the entry point spells them). */
+aclnnStatus checkFaRequired(std::string_view api, const std::vector<NamedTensor>& named);
+
+/** Parses inputLayout (null: 161001) and checks that the entry family accepts it. */
+aclnnStatus parseFaLayout(const FaCommonView& v, FaLayout* layout);
+
+/** headNum > 0, ranks, and B / N1 / N2 / S1 / S2 / D / D_V from query, key and value for `layout` (spec 2.4, 2.5). */
+aclnnStatus deriveFaSizes(const FaCommonView& v, FaLayout layout, FaSizes* sizes);
+
+/** The dims of a tensor laid out like query (queryRows) or key with `heads` heads and last dim `lastDim`. */
+std::vector<int64_t> faLayoutShape(const FaSizes& s, bool queryRows, int64_t heads, int64_t lastDim);
+
+/** TND: the cumulative sequence arrays (spec 2.5); fills s->b, s->seqQ, s->seqKv, s->s1, s->s2. */
+aclnnStatus checkFaSequenceArrays(const FaCommonView& v, FaSizes* s);
+
+/** softmaxIn/OutLayout: null, "" or "same_as_input". */
+aclnnStatus checkFaSoftmaxLayout(std::string_view api, std::string_view name, const char* layout);
+
+/** FP32 statistics [B, N1, S1, 8] (padded) or [T1, N1, 8] (TND). */
+aclnnStatus checkFaStatistics(std::string_view api, std::string_view name, const aclTensor& t, const FaSizes& s);
+
+/** The dtype of query (fp16 / bf16 / fp32) and key, value the same (spec 2.3). */
+aclnnStatus checkFaInputDtypes(const FaCommonView& v);
+
+/** sparseMode, innerPrecise, the mask (dtype, shape per mode), prefix, tokens (spec 2.7, 2.8, 2.10). */
+aclnnStatus checkFaMaskAndTokens(const FaCommonView& v, const FaSizes& s);
+
+/** pseType and the pse tensor (spec 2.9), qStartIdx / kvStartIdx. */
+aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s);
+
+/** keepProb, dropMask (spec 2.11), offset for the Philox stream. */
+aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s);
+
+/** queryRope / keyRope (spec 2.4, 2.14); fills s->dRope. */
+aclnnStatus checkFaRope(const FaCommonView& v, FaSizes* s);
+
+/** 161002 when a tensor with elements has a null data pointer. */
+aclnnStatus checkFaDataPointers(std::string_view api, const std::vector<NamedTensor>& named);
+
+/** 161002 naming `name` when a feature gradkit does not implement yet is requested (`what`, `when`). */
+aclnnStatus rejectFaNotSupported(std::string_view api, std::string_view name, const aclTensor& given,
+                                 std::string_view what);
+
+/** 161002 unless the entry point exists in the current profile (Merged950: Ascend950 only). */
+aclnnStatus checkFaProfile(std::string_view api, FaEntry entry);
+
+/** A present tensor: not null and not 0-dim (upstream treats 0-dim optional tensors as absent). */
+inline bool faPresent(const aclTensor* t) { return t != nullptr && t->dim() != 0; }
+
+/** The layout's name, for messages. */
+const char* faLayoutName(FaLayout layout);
+
+}  // namespace gradkit::ops
