@@ -94,13 +94,14 @@ FlashAttentionForwardOutputs<Real> flashAttentionForward(const FlashAttentionPro
     std::vector<Real> s(static_cast<size_t>(s2)), e(static_cast<size_t>(s2));
     for (int64_t n1 = 0; n1 < p.n1; ++n1) {
       const HeadBlock block = headBlock(p, b, n1);
+      const int64_t q0 = p.qRow(b, n1, 0), kv0 = p.kvRow(b, n1 / G, 0);  // rows are contiguous per (b, head)
       for (int64_t i = 0; i < p.s1[b]; ++i) {
-        const int64_t row = p.qRow(b, n1, i);
+        const int64_t row = q0 + i;
         bool valid = false;
         Real top = -std::numeric_limits<Real>::infinity();
         for (int64_t j = 0; j < s2; ++j) {
           if (block.masked[i * s2 + j]) continue;
-          s[j] = score(p, in, b, n1, i, j, row, p.kvRow(b, n1 / G, j));
+          s[j] = score(p, in, b, n1, i, j, row, kv0 + j);
           top = valid ? std::max(top, s[j]) : s[j];
           valid = true;
         }
@@ -123,7 +124,7 @@ FlashAttentionForwardOutputs<Real> flashAttentionForward(const FlashAttentionPro
           if (block.masked[i * s2 + j] || !block.kept[i * s2 + j]) continue;
           const Real probability = e[j] / sum;
           const Real dropped = probability * keepScale;
-          const Real* vRow = in.v + p.kvRow(b, n1 / G, j) * DV;
+          const Real* vRow = in.v + (kv0 + j) * DV;
           for (int64_t c = 0; c < DV; ++c) {
             const Real product = dropped * vRow[c];
             o[c] = o[c] + product;
@@ -155,8 +156,9 @@ FlashAttentionGradOutputs<Real> flashAttentionBackward(const FlashAttentionProbl
     const int64_t s2 = p.s2[b];
     for (int64_t n1 = 0; n1 < p.n1; ++n1) {
       const HeadBlock block = headBlock(p, b, n1);
+      const int64_t q0 = p.qRow(b, n1, 0), kv0 = p.kvRow(b, n1 / G, 0);  // rows are contiguous per (b, head)
       for (int64_t i = 0; i < p.s1[b]; ++i) {
-        const int64_t row = p.qRow(b, n1, i);
+        const int64_t row = q0 + i;
         const Real* dy = in.dy + row * DV;
         Real dRow = 0;  // Drow_i = sum_c dy * attentionIn
         for (int64_t c = 0; c < DV; ++c) {
@@ -165,7 +167,7 @@ FlashAttentionGradOutputs<Real> flashAttentionBackward(const FlashAttentionProbl
         }
         for (int64_t j = 0; j < s2; ++j) {
           if (block.masked[i * s2 + j]) continue;  // P = 0: no contribution
-          const int64_t kvRow = p.kvRow(b, n1 / G, j);
+          const int64_t kvRow = kv0 + j;
           const Real shifted = score(p, t, b, n1, i, j, row, kvRow) - in.softmaxMax[row];
           const Real probability = std::exp(shifted) / in.softmaxSum[row];
           const Real keep = block.kept[i * s2 + j] ? keepScale : Real(0);
