@@ -1,0 +1,387 @@
+// The flash attention backward (fa_kernel.h), three passes:
+//   A  D_i = rowsum(dY o attentionIn) for every query row (tasks: batch, query head, query block);
+//   B  tasks (batch, kv head, key chunk): for each key block of the chunk in order, for each query head of the group
+//      and each query block the band leaves, in order: P from the given statistics, dV += P_d^T dY, dP = dY V^T,
+//      dS = P o (dP * keep * dropScale - D) * scale, dK += dS^T Q, dQ_chunk += dS K. dK and dV of a key block are
+//      finished inside the task and rounded once; dQ goes to the chunk's own fp32 accumulator;
+//   C  dq = the chunks' accumulators summed in chunk order, rounded once (tasks: batch, query head, query block).
+// The chunk count depends on the shape only (enough tasks when B * N2 is small), every task writes its own memory, so
+// the bits never depend on the thread count; workers take tasks from a shared counter.
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <vector>
+
+#include "core/parallel.h"
+#include "ops/flash_attention/kernels/fa_kernel.h"
+#include "ops/flash_attention/kernels/fa_run.h"
+#include "ops/flash_attention/kernels/fa_tile.h"
+
+namespace gradkit::kernels {
+namespace {
+
+/** Tasks wanted from pass B: batches x kv heads x key chunks reach this when the keys allow. */
+constexpr int64_t kTargetTasks = 8;
+
+/** One worker's buffers. */
+struct BackwardSlot {
+  float* q = nullptr;   // [Br][dq]
+  float* dy = nullptr;  // [Br][dv]
+  float* o = nullptr;   // [Br][dv] attentionIn (pass A)
+  float* k = nullptr;   // [Bc][dq]
+  float* v = nullptr;   // [Bc][dv]
+  float* p = nullptr;   // [Br][Bc] scores, then P
+  float* pd = nullptr;  // [Br][Bc] P_d (dropout only; else P_d is P)
+  float* keep = nullptr;
+  float* ds = nullptr;  // [Br][Bc] dP, then dS
+  float* dk = nullptr;  // [Bc][dq]
+  float* dv = nullptr;  // [Bc][dv]
+  float* rowMax = nullptr;
+  float* rowSum = nullptr;
+  void* gemm = nullptr;
+};
+
+struct Dims {
+  int64_t dq, dv, group;
+};
+
+Dims dimsOf(const FaProblem& p) { return {p.d + p.dRope, p.dv, p.n2 > 0 ? p.n1 / p.n2 : 1}; }
+
+// The five tile products at full tile size (tails shrink m, n or k).
+FaGemm scoreGemm(const Dims& d) {
+  return {kFaRowBlock, kFaColBlock, d.dq, false, true, d.dq, d.dq, kFaColBlock, false};
+}
+FaGemm dValueGemm(const Dims& d) {
+  return {kFaColBlock, d.dv, kFaRowBlock, true, false, kFaColBlock, d.dv, d.dv, true};
+}
+FaGemm dProbGemm(const Dims& d) {
+  return {kFaRowBlock, kFaColBlock, d.dv, false, true, d.dv, d.dv, kFaColBlock, false};
+}
+FaGemm dKeyGemm(const Dims& d) { return {kFaColBlock, d.dq, kFaRowBlock, true, false, kFaColBlock, d.dq, d.dq, true}; }
+FaGemm dQueryGemm(const Dims& d) {
+  return {kFaRowBlock, d.dq, kFaColBlock, false, false, kFaColBlock, d.dq, d.dq, true};
+}
+
+BackwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
+  const Dims d = dimsOf(p);
+  const bool dropout = p.dropout.kind != FaDropoutKind::None;
+  BackwardSlot slot;
+  slot.q = arena.take<float>(kFaRowBlock * d.dq);
+  slot.dy = arena.take<float>(kFaRowBlock * d.dv);
+  slot.o = arena.take<float>(kFaRowBlock * d.dv);
+  slot.k = arena.take<float>(kFaColBlock * d.dq);
+  slot.v = arena.take<float>(kFaColBlock * d.dv);
+  slot.p = arena.take<float>(kFaRowBlock * kFaColBlock);
+  if (dropout) {
+    slot.pd = arena.take<float>(kFaRowBlock * kFaColBlock);
+    slot.keep = arena.take<float>(kFaRowBlock * kFaColBlock);
+  }
+  slot.ds = arena.take<float>(kFaRowBlock * kFaColBlock);
+  slot.dk = arena.take<float>(kFaColBlock * d.dq);
+  slot.dv = arena.take<float>(kFaColBlock * d.dv);
+  slot.rowMax = arena.take<float>(kFaRowBlock);
+  slot.rowSum = arena.take<float>(kFaRowBlock);
+  size_t gemm = 0;
+  for (const FaGemm& g : {scoreGemm(d), dValueGemm(d), dProbGemm(d), dKeyGemm(d), dQueryGemm(d)}) {
+    gemm = std::max(gemm, faGemmScratchBytes(g));
+  }
+  slot.gemm = arena.take<char>(static_cast<int64_t>(gemm));
+  return slot;
+}
+
+/** Where pass B's accumulators and pass A's D live, per batch; and the pass B tasks. */
+struct Layout {
+  std::vector<int64_t> chunks;    // per batch: key chunks (0 when s2 == 0)
+  std::vector<int64_t> dqOffset;  // per batch: floats into the dQ accumulators, [chunk][n1][s1][dq]
+  std::vector<int64_t> dOffset;   // per batch: floats into D, [n1][s1]
+  int64_t dqFloats = 0, dFloats = 0;
+  size_t slotBytes = 0;
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+Layout layoutOf(const FaProblem& p) {
+  const Dims d = dimsOf(p);
+  Layout layout;
+  int64_t active = 0;
+  for (const FaBatch& batch : p.batches) active += batch.s2 > 0 ? 1 : 0;
+  const int64_t wanted = ceilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
+  for (const FaBatch& batch : p.batches) {
+    const int64_t keyBlocks = ceilDiv(batch.s2, kFaColBlock);
+    const int64_t chunks = std::min(keyBlocks, wanted);
+    layout.chunks.push_back(chunks);
+    layout.dqOffset.push_back(layout.dqFloats);
+    layout.dOffset.push_back(layout.dFloats);
+    layout.dqFloats += chunks * p.n1 * batch.s1 * d.dq;
+    layout.dFloats += p.n1 * batch.s1;
+  }
+  FaArena counter(nullptr);
+  carveSlot(p, counter);
+  layout.slotBytes = counter.used();
+  return layout;
+}
+
+size_t scratchBytesOf(const Layout& layout, int threads) {
+  FaArena counter(nullptr);
+  counter.take<float>(layout.dFloats);
+  counter.take<float>(layout.dqFloats);
+  return counter.used() + layout.slotBytes * static_cast<size_t>(std::max(1, threads));
+}
+
+/** Runs fn(task, slot) for tasks [0, count) on up to `threads` workers, each with its own slot. */
+template <class Fn>
+void runTasks(const FaProblem& p, char* slots, size_t slotBytes, int threads, int64_t count, const Fn& fn) {
+  std::atomic<int64_t> next{0};
+  parallelFor(std::max(1, threads), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      FaArena arena(slots + static_cast<size_t>(w) * slotBytes);
+      const BackwardSlot slot = carveSlot(p, arena);
+      for (int64_t t = next.fetch_add(1); t < count; t = next.fetch_add(1)) fn(t, slot);
+    }
+  });
+}
+
+struct RowTask {
+  int64_t b, n1, r0;
+};
+
+std::vector<RowTask> rowTasks(const FaProblem& p) {
+  std::vector<RowTask> tasks;
+  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
+    for (int64_t n1 = 0; n1 < p.n1; ++n1) {
+      for (int64_t r0 = 0; r0 < p.batches[static_cast<size_t>(b)].s1; r0 += kFaRowBlock) tasks.push_back({b, n1, r0});
+    }
+  }
+  return tasks;
+}
+
+void loadWithRope(const FaView& main, const FaView& rope, int64_t dRope, int64_t d, int64_t b, int64_t head,
+                  int64_t row0, int64_t rows, float* dst) {
+  const int64_t dq = d + dRope;
+  faLoadRows(main, b, head, row0, rows, d, dst, dq);
+  if (dRope > 0) faLoadRows(rope, b, head, row0, rows, dRope, dst + d, dq);
+}
+
+void storeWithRope(const float* src, const FaView& main, const FaView& rope, int64_t dRope, int64_t d, int64_t b,
+                   int64_t head, int64_t row0, int64_t rows) {
+  const int64_t dq = d + dRope;
+  faStoreRows(src, dq, main, b, head, row0, rows, d);
+  if (dRope > 0) faStoreRows(src + d, dq, rope, b, head, row0, rows, dRope);
+}
+
+/** Pass A: D_i of one query block, 8 stripes of products in column order, then the stripes' tree. */
+void rowDots(const FaBackwardIo& io, const FaBatch& batch, const RowTask& task, int64_t dv, float* d,
+             const BackwardSlot& slot) {
+  const int64_t rows = std::min(kFaRowBlock, batch.s1 - task.r0);
+  faLoadRows(io.dy, task.b, task.n1, batch.qFirst + task.r0, rows, dv, slot.dy, dv);
+  faLoadRows(io.attentionIn, task.b, task.n1, batch.qFirst + task.r0, rows, dv, slot.o, dv);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = slot.dy + r * dv;
+    const float* y = slot.o + r * dv;
+    float part[kFaStripes] = {};
+    for (int64_t c = 0; c < dv; ++c) part[c % kFaStripes] += x[c] * y[c];
+    d[task.r0 + r] = faReduceSum(part);
+  }
+}
+
+struct ChunkTask {
+  int64_t b, n2, chunk;
+};
+
+class Backward {
+ public:
+  Backward(const FaProblem& p, const FaBackwardIo& io, const FaSoftmaxKernels& kernels, const Layout& layout,
+           float* dBuffer, float* dqBuffer)
+      : p_(p), io_(io), kernels_(kernels), layout_(layout), dims_(dimsOf(p)), dBuffer_(dBuffer), dqBuffer_(dqBuffer) {}
+
+  /** Pass B on one task. */
+  void chunk(const ChunkTask& task, const BackwardSlot& slot) const {
+    const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
+    const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
+    const int64_t keyBlocks = ceilDiv(batch.s2, kFaColBlock);
+    const int64_t firstBlock = task.chunk * keyBlocks / chunks, endBlock = (task.chunk + 1) * keyBlocks / chunks;
+    float* dq = dqAccumulator(task.b, task.chunk, task.n2 * dims_.group);
+    std::fill(dq, dq + dims_.group * batch.s1 * dims_.dq, 0.0f);
+    for (int64_t block = firstBlock; block < endBlock; ++block) keyBlock(task, batch, block * kFaColBlock, slot);
+  }
+
+  /** Pass C on one query block: the chunks summed in order into chunk 0's rows, rounded and stored. */
+  void finishQueries(const RowTask& task) const {
+    const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
+    const int64_t rows = std::min(kFaRowBlock, batch.s1 - task.r0);
+    const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
+    const int64_t row0 = batch.qFirst + task.r0;
+    if (chunks == 0) {  // no keys: dq = 0
+      faZeroRows(io_.dq, task.b, task.n1, row0, rows, p_.d);
+      if (p_.dRope > 0) faZeroRows(io_.dqRope, task.b, task.n1, row0, rows, p_.dRope);
+      return;
+    }
+    const int64_t count = rows * dims_.dq;
+    float* sum = dqAccumulator(task.b, 0, task.n1) + task.r0 * dims_.dq;
+    for (int64_t c = 1; c < chunks; ++c) {
+      const float* part = dqAccumulator(task.b, c, task.n1) + task.r0 * dims_.dq;
+      for (int64_t e = 0; e < count; ++e) sum[e] = sum[e] + part[e];
+    }
+    storeWithRope(sum, io_.dq, io_.dqRope, p_.dRope, p_.d, task.b, task.n1, row0, rows);
+  }
+
+ private:
+  float* dqAccumulator(int64_t b, int64_t chunk, int64_t n1) const {
+    const FaBatch& batch = p_.batches[static_cast<size_t>(b)];
+    return dqBuffer_ + layout_.dqOffset[static_cast<size_t>(b)] + ((chunk * p_.n1 + n1) * batch.s1) * dims_.dq;
+  }
+
+  void keyBlock(const ChunkTask& task, const FaBatch& batch, int64_t c0, const BackwardSlot& slot) const {
+    const int64_t cols = std::min(kFaColBlock, batch.s2 - c0);
+    loadWithRope(io_.k, io_.kRope, p_.dRope, p_.d, task.b, task.n2, batch.kvFirst + c0, cols, slot.k);
+    faLoadRows(io_.v, task.b, task.n2, batch.kvFirst + c0, cols, dims_.dv, slot.v, dims_.dv);
+    std::fill(slot.dk, slot.dk + cols * dims_.dq, 0.0f);
+    std::fill(slot.dv, slot.dv + cols * dims_.dv, 0.0f);
+    int64_t first = 0, last = 0;
+    faBandRows(p_, batch, c0, c0 + cols, &first, &last);
+    for (int64_t g = 0; g < dims_.group; ++g) {
+      const int64_t n1 = task.n2 * dims_.group + g;
+      for (int64_t r0 = first / kFaRowBlock * kFaRowBlock; r0 < last; r0 += kFaRowBlock) {
+        tile(task, batch, n1, r0, c0, cols, slot);
+      }
+    }
+    const int64_t row0 = batch.kvFirst + c0;
+    storeWithRope(slot.dk, io_.dk, io_.dkRope, p_.dRope, p_.d, task.b, task.n2, row0, cols);
+    faStoreRows(slot.dv, dims_.dv, io_.dv, task.b, task.n2, row0, cols, dims_.dv);
+  }
+
+  void tile(const ChunkTask& task, const FaBatch& batch, int64_t n1, int64_t r0, int64_t c0, int64_t cols,
+            const BackwardSlot& slot) const {
+    const int64_t rows = std::min(kFaRowBlock, batch.s1 - r0);
+    const FaTileKind kind = faClassifyTile(p_, batch, task.b, n1, r0, r0 + rows, c0, c0 + cols);
+    if (kind == FaTileKind::Skip) return;
+    const int64_t dq = dims_.dq, dv = dims_.dv, ld = kFaColBlock;
+    loadWithRope(io_.q, io_.qRope, p_.dRope, p_.d, task.b, n1, batch.qFirst + r0, rows, slot.q);
+    faLoadRows(io_.dy, task.b, n1, batch.qFirst + r0, rows, dv, slot.dy, dv);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = batch.statsBase + n1 * batch.statsHeadStride + (r0 + r) * batch.statsRowStride;
+      slot.rowMax[r] = io_.softmaxMax[at];
+      slot.rowSum[r] = io_.softmaxSum[at];
+    }
+
+    FaGemm score = scoreGemm(dims_);
+    score.m = rows;
+    score.n = cols;
+    faRunGemm(score, slot.q, slot.k, slot.p, slot.gemm);
+    float kernelScale = p_.scale;
+    if (p_.pse.kind != FaPseKind::None) {
+      faPseTile(p_, batch, task.b, n1, r0, rows, c0, cols, slot.p, ld);
+      kernelScale = 1.0f;
+    }
+    if (kind == FaTileKind::Partial) {
+      if (kernelScale != 1.0f) {  // scale before masking: -Inf must stay -Inf whatever the scale's sign
+        for (int64_t r = 0; r < rows; ++r) {
+          float* row = slot.p + r * ld;
+          for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * kernelScale;
+        }
+        kernelScale = 1.0f;
+      }
+      faMaskTile(p_, batch, task.b, n1, r0, rows, c0, cols, slot.p, ld);
+    }
+    kernels_.backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
+
+    const bool dropout = p_.dropout.kind != FaDropoutKind::None;
+    const float dropScale = p_.dropout.scale;
+    const float* pd = slot.p;
+    if (dropout) {
+      faKeepTile(p_.dropout, batch, n1, r0, rows, c0, cols, slot.keep, ld);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* prob = slot.p + r * ld;
+        const float* keep = slot.keep + r * ld;
+        float* out = slot.pd + r * ld;
+        for (int64_t j = 0; j < cols; ++j) out[j] = prob[j] * keep[j] * dropScale;
+      }
+      pd = slot.pd;
+    }
+    FaGemm dValue = dValueGemm(dims_);
+    dValue.m = cols;
+    dValue.k = rows;
+    faRunGemm(dValue, pd, slot.dy, slot.dv, slot.gemm);
+
+    FaGemm dProb = dProbGemm(dims_);
+    dProb.m = rows;
+    dProb.n = cols;
+    faRunGemm(dProb, slot.dy, slot.v, slot.ds, slot.gemm);
+    const float* dRow = dBuffer_ + layout_.dOffset[static_cast<size_t>(task.b)] + n1 * batch.s1 + r0;
+    const float scale = p_.scale;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* prob = slot.p + r * ld;
+      float* ds = slot.ds + r * ld;
+      const float dI = dRow[r];
+      if (dropout) {
+        const float* keep = slot.keep + r * ld;
+        for (int64_t j = 0; j < cols; ++j) ds[j] = prob[j] * (ds[j] * keep[j] * dropScale - dI) * scale;
+      } else {
+        for (int64_t j = 0; j < cols; ++j) ds[j] = prob[j] * (ds[j] - dI) * scale;
+      }
+    }
+
+    FaGemm dKey = dKeyGemm(dims_);
+    dKey.m = cols;
+    dKey.k = rows;
+    faRunGemm(dKey, slot.ds, slot.q, slot.dk, slot.gemm);
+    FaGemm dQuery = dQueryGemm(dims_);
+    dQuery.m = rows;
+    dQuery.k = cols;
+    float* dqRows = dqAccumulator(task.b, task.chunk, n1) + r0 * dq;
+    faRunGemm(dQuery, slot.ds, slot.k, dqRows, slot.gemm);
+  }
+
+  const FaProblem& p_;
+  const FaBackwardIo& io_;
+  const FaSoftmaxKernels& kernels_;
+  const Layout& layout_;
+  Dims dims_;
+  float* dBuffer_;
+  float* dqBuffer_;
+};
+
+}  // namespace
+
+void faBackwardWith(const FaProblem& p, const FaBackwardIo& io, void* scratch, int threads,
+                    const FaSoftmaxKernels& kernels) {
+  if (p.n1 <= 0 || p.n2 <= 0) return;
+  const Layout layout = layoutOf(p);
+  FaArena arena(scratch);
+  float* dBuffer = arena.take<float>(layout.dFloats);
+  float* dqBuffer = arena.take<float>(layout.dqFloats);
+  char* slots = static_cast<char*>(scratch) + arena.used();
+  const Backward backward(p, io, kernels, layout, dBuffer, dqBuffer);
+
+  const std::vector<RowTask> rows = rowTasks(p);
+  const auto rowCount = static_cast<int64_t>(rows.size());
+  runTasks(p, slots, layout.slotBytes, threads, rowCount, [&](int64_t t, const BackwardSlot& slot) {
+    const RowTask& task = rows[static_cast<size_t>(t)];
+    const FaBatch& batch = p.batches[static_cast<size_t>(task.b)];
+    float* d = dBuffer + layout.dOffset[static_cast<size_t>(task.b)] + task.n1 * batch.s1;
+    rowDots(io, batch, task, p.dv, d, slot);
+  });
+
+  std::vector<ChunkTask> chunks;
+  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
+    for (int64_t n2 = 0; n2 < p.n2; ++n2) {
+      for (int64_t c = 0; c < layout.chunks[static_cast<size_t>(b)]; ++c) chunks.push_back({b, n2, c});
+    }
+  }
+  runTasks(p, slots, layout.slotBytes, threads, static_cast<int64_t>(chunks.size()),
+           [&](int64_t t, const BackwardSlot& slot) { backward.chunk(chunks[static_cast<size_t>(t)], slot); });
+
+  runTasks(p, slots, layout.slotBytes, threads, rowCount,
+           [&](int64_t t, const BackwardSlot&) { backward.finishQueries(rows[static_cast<size_t>(t)]); });
+}
+
+void faBackward(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads) {
+  faBackwardWith(problem, io, scratch, threads, faKernels());
+}
+
+size_t faBackwardScratchBytes(const FaProblem& problem, int threads) {
+  if (problem.n1 <= 0 || problem.n2 <= 0) return 0;
+  return scratchBytesOf(layoutOf(problem), threads);
+}
+
+}  // namespace gradkit::kernels

@@ -1,0 +1,191 @@
+// The flash attention forward (fa_kernel.h): one task per (batch, query head, block of kFaRowBlock query rows). A task
+// runs over the key blocks in order, skipping those its band or mask removes, with the online softmax: S = Q K^T
+// (TileGemm, rope columns packed after the head dim), pse / scale / mask, running max and sum, the output accumulated
+// in fp32 and divided by the sum at the end, rounded once. Tasks write disjoint rows, so any thread runs any task:
+// workers take tasks from a shared counter and the bits never depend on the thread count.
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "ops/flash_attention/kernels/fa_kernel.h"
+#include "ops/flash_attention/kernels/fa_run.h"
+#include "ops/flash_attention/kernels/fa_tile.h"
+
+namespace gradkit::kernels {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+/** One worker's buffers. */
+struct ForwardSlot {
+  float* q = nullptr;       // [Br][dq]: q then qRope columns
+  float* k = nullptr;       // [Bc][dq]
+  float* v = nullptr;       // [Bc][dv]
+  float* s = nullptr;       // [Br][Bc]: scores, then P
+  float* keep = nullptr;    // [Br][Bc] (dropout only)
+  float* acc = nullptr;     // [Br][dv]
+  float* rowMax = nullptr;  // [Br]
+  float* rowSum = nullptr;
+  float* rowAlpha = nullptr;
+  void* gemm = nullptr;
+};
+
+FaGemm scoreGemm(const FaProblem& p) {
+  const int64_t dq = p.d + p.dRope;
+  return {kFaRowBlock, kFaColBlock, dq, false, true, dq, dq, kFaColBlock, false};
+}
+
+FaGemm valueGemm(const FaProblem& p) {
+  return {kFaRowBlock, p.dv, kFaColBlock, false, false, kFaColBlock, p.dv, p.dv, true};
+}
+
+ForwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
+  const int64_t dq = p.d + p.dRope;
+  ForwardSlot slot;
+  slot.q = arena.take<float>(kFaRowBlock * dq);
+  slot.k = arena.take<float>(kFaColBlock * dq);
+  slot.v = arena.take<float>(kFaColBlock * p.dv);
+  slot.s = arena.take<float>(kFaRowBlock * kFaColBlock);
+  if (p.dropout.kind != FaDropoutKind::None) slot.keep = arena.take<float>(kFaRowBlock * kFaColBlock);
+  slot.acc = arena.take<float>(kFaRowBlock * p.dv);
+  slot.rowMax = arena.take<float>(kFaRowBlock);
+  slot.rowSum = arena.take<float>(kFaRowBlock);
+  slot.rowAlpha = arena.take<float>(kFaRowBlock);
+  slot.gemm = arena.take<char>(
+      static_cast<int64_t>(std::max(faGemmScratchBytes(scoreGemm(p)), faGemmScratchBytes(valueGemm(p)))));
+  return slot;
+}
+
+size_t slotBytes(const FaProblem& p) {
+  FaArena counter(nullptr);
+  carveSlot(p, counter);
+  return counter.used();
+}
+
+struct Task {
+  int64_t b, n1, r0;
+};
+
+/** Loads rows of q (or k) and their rope columns into one tile of d + dRope columns. */
+void loadWithRope(const FaView& main, const FaView& rope, int64_t dRope, int64_t d, int64_t b, int64_t head,
+                  int64_t row0, int64_t rows, float* dst) {
+  const int64_t dq = d + dRope;
+  faLoadRows(main, b, head, row0, rows, d, dst, dq);
+  if (dRope > 0) faLoadRows(rope, b, head, row0, rows, dRope, dst + d, dq);
+}
+
+void runTask(const FaProblem& p, const FaForwardIo& io, const FaSoftmaxKernels& kernels, const Task& task,
+             const ForwardSlot& slot) {
+  const FaBatch& batch = p.batches[static_cast<size_t>(task.b)];
+  const int64_t dv = p.dv, group = p.n1 / p.n2;
+  const int64_t kvHead = task.n1 / group;
+  const int64_t rows = std::min(kFaRowBlock, batch.s1 - task.r0);
+  loadWithRope(io.q, io.qRope, p.dRope, p.d, task.b, task.n1, batch.qFirst + task.r0, rows, slot.q);
+  std::fill(slot.acc, slot.acc + rows * dv, 0.0f);
+  std::fill(slot.rowMax, slot.rowMax + rows, -kInf);
+  std::fill(slot.rowSum, slot.rowSum + rows, 0.0f);
+
+  for (int64_t c0 = 0; c0 < batch.s2; c0 += kFaColBlock) {
+    const int64_t cols = std::min(kFaColBlock, batch.s2 - c0);
+    const FaTileKind kind = faClassifyTile(p, batch, task.b, task.n1, task.r0, task.r0 + rows, c0, c0 + cols);
+    if (kind == FaTileKind::Skip) continue;
+    loadWithRope(io.k, io.kRope, p.dRope, p.d, task.b, kvHead, batch.kvFirst + c0, cols, slot.k);
+    faLoadRows(io.v, task.b, kvHead, batch.kvFirst + c0, cols, dv, slot.v, dv);
+
+    FaGemm score = scoreGemm(p);
+    score.m = rows;
+    score.n = cols;
+    faRunGemm(score, slot.q, slot.k, slot.s, slot.gemm);
+    float kernelScale = p.scale;
+    if (p.pse.kind != FaPseKind::None) {
+      faPseTile(p, batch, task.b, task.n1, task.r0, rows, c0, cols, slot.s, kFaColBlock);
+      kernelScale = 1.0f;
+    }
+    if (kind == FaTileKind::Partial) {
+      if (kernelScale != 1.0f) {  // scale before masking: -Inf must stay -Inf whatever the scale's sign
+        for (int64_t r = 0; r < rows; ++r) {
+          float* row = slot.s + r * kFaColBlock;
+          for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * kernelScale;
+        }
+        kernelScale = 1.0f;
+      }
+      faMaskTile(p, batch, task.b, task.n1, task.r0, rows, c0, cols, slot.s, kFaColBlock);
+    }
+    kernels.forwardRows({slot.s, kFaColBlock, rows, cols, kernelScale, slot.rowMax, slot.rowSum, slot.rowAlpha});
+    for (int64_t r = 0; r < rows; ++r) {
+      const float alpha = slot.rowAlpha[r];
+      if (alpha == 1.0f) continue;
+      float* acc = slot.acc + r * dv;
+      for (int64_t c = 0; c < dv; ++c) acc[c] = acc[c] * alpha;
+    }
+    if (p.dropout.kind != FaDropoutKind::None) {
+      faKeepTile(p.dropout, batch, task.n1, task.r0, rows, c0, cols, slot.keep, kFaColBlock);
+      const float dropScale = p.dropout.scale;
+      for (int64_t r = 0; r < rows; ++r) {
+        float* row = slot.s + r * kFaColBlock;
+        const float* keep = slot.keep + r * kFaColBlock;
+        for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * keep[j] * dropScale;
+      }
+    }
+    FaGemm value = valueGemm(p);
+    value.m = rows;
+    value.k = cols;
+    faRunGemm(value, slot.s, slot.v, slot.acc, slot.gemm);
+  }
+
+  for (int64_t r = 0; r < rows; ++r) {
+    float* acc = slot.acc + r * dv;
+    float m = slot.rowMax[r], l = slot.rowSum[r];
+    if (m == -kInf) {  // every column masked (or none): output 0, the invalid-row statistics
+      std::fill(acc, acc + dv, 0.0f);
+      m = -FLT_MAX;
+      l = FLT_MAX;
+    } else {
+      for (int64_t c = 0; c < dv; ++c) acc[c] = acc[c] / l;
+    }
+    const int64_t at = batch.statsBase + task.n1 * batch.statsHeadStride + (task.r0 + r) * batch.statsRowStride;
+    std::fill(io.softmaxMax + at, io.softmaxMax + at + 8, m);
+    std::fill(io.softmaxSum + at, io.softmaxSum + at + 8, l);
+  }
+  faStoreRows(slot.acc, dv, io.out, task.b, task.n1, batch.qFirst + task.r0, rows, dv);
+}
+
+}  // namespace
+
+void faForwardWith(const FaProblem& p, const FaForwardIo& io, void* scratch, int threads,
+                   const FaSoftmaxKernels& kernels) {
+  if (p.n1 <= 0 || p.n2 <= 0) return;
+  std::vector<Task> tasks;
+  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
+    const FaBatch& batch = p.batches[static_cast<size_t>(b)];
+    for (int64_t n1 = 0; n1 < p.n1; ++n1) {
+      for (int64_t r0 = 0; r0 < batch.s1; r0 += kFaRowBlock) tasks.push_back({b, n1, r0});
+    }
+  }
+  const int workers = std::max(1, threads);
+  const size_t bytes = slotBytes(p);
+  std::atomic<int64_t> next{0};
+  const auto total = static_cast<int64_t>(tasks.size());
+  parallelFor(workers, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      FaArena arena(static_cast<char*>(scratch) + static_cast<size_t>(w) * bytes);
+      const ForwardSlot slot = carveSlot(p, arena);
+      for (int64_t t = next.fetch_add(1); t < total; t = next.fetch_add(1)) {
+        runTask(p, io, kernels, tasks[static_cast<size_t>(t)], slot);
+      }
+    }
+  });
+}
+
+void faForward(const FaProblem& problem, const FaForwardIo& io, void* scratch, int threads) {
+  faForwardWith(problem, io, scratch, threads, faKernels());
+}
+
+size_t faForwardScratchBytes(const FaProblem& problem, int threads) {
+  return slotBytes(problem) * static_cast<size_t>(std::max(1, threads));
+}
+
+}  // namespace gradkit::kernels

@@ -1,0 +1,156 @@
+// The Highway softmax kernels of flash attention (fa_softmax.h), compiled once per target and dispatched at run time.
+// x86 targets from AVX2 on (native FMA, 256-bit vectors) run 8 columns at a time, one vector lane per stripe, with
+// the operations of fa_softmax_scalar.cpp in the same order; the rest of a row (fewer than 8 columns) and every
+// other target run the scalar steps, so the bits are the scalar kernels' bits.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/flash_attention/kernels/fa_softmax_hwy.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+//
+#include <cfloat>
+#include <cstdint>
+#include <limits>
+
+#include "hwy/highway.h"
+#include "ops/flash_attention/kernels/fa_exp.h"
+#include "ops/flash_attention/kernels/fa_softmax.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace gradkit::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
+using D8 = hn::FixedTag<float, kFaStripes>;
+using V8 = hn::Vec<D8>;
+
+/** fa_exp.h's operations on 8 lanes. */
+struct VecOps {
+  using V = V8;
+  V set(float value) const { return hn::Set(D8(), value); }
+  V add(V a, V b) const { return hn::Add(a, b); }
+  V sub(V a, V b) const { return hn::Sub(a, b); }
+  V mul(V a, V b) const { return hn::Mul(a, b); }
+  V fma(V a, V b, V c) const { return hn::MulAdd(a, b, c); }
+  V clamp(V x, float lo, float hi) const { return hn::Min(hn::Max(x, set(lo)), set(hi)); }
+  V scaleByPow2(V y, V shifted) const {
+    const hn::RebindToSigned<D8> di;
+    const auto n = hn::Sub(hn::BitCast(di, shifted), hn::BitCast(di, set(kFaExpRoundMagic)));
+    const auto n1 = hn::ShiftRight<1>(n);
+    const auto n2 = hn::Sub(n, n1);
+    const auto bias = hn::Set(di, 127);
+    const V p1 = hn::BitCast(D8(), hn::ShiftLeft<23>(hn::Add(n1, bias)));
+    const V p2 = hn::BitCast(D8(), hn::ShiftLeft<23>(hn::Add(n2, bias)));
+    return hn::Mul(hn::Mul(y, p1), p2);
+  }
+  V keepNaN(V x, V y) const { return hn::IfThenElse(hn::IsNaN(x), x, y); }
+};
+
+HWY_INLINE V8 Exp8(V8 x) { return faExp(VecOps{}, x); }
+
+bool ForwardRows(const FaForwardRows& t) {
+  const D8 d;
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t full = t.cols / kFaStripes * kFaStripes;
+  const V8 scale = hn::Set(d, t.scale);
+  HWY_ALIGN float part[kFaStripes];
+  for (int64_t r = 0; r < t.rows; ++r) {
+    float* s = t.s + r * t.ld;
+    V8 top = hn::Set(d, -inf);
+    for (int64_t j = 0; j < full; j += kFaStripes) {
+      const V8 v = hn::Mul(hn::LoadU(d, s + j), scale);
+      hn::StoreU(v, d, s + j);
+      top = hn::IfThenElse(hn::Or(hn::Gt(v, top), hn::IsNaN(v)), v, top);
+    }
+    hn::Store(top, d, part);
+    fa_detail::scaleMaxTail(s, full, t.cols, t.scale, part);
+    const float m = fa_detail::newRowMax(t.rowMax[r], faReduceMax(part), &t.rowAlpha[r]);
+    t.rowMax[r] = m;
+    if (m == -inf) {
+      for (int64_t j = 0; j < t.cols; ++j) s[j] = 0.0f;
+      continue;
+    }
+    const V8 mv = hn::Set(d, m);
+    V8 sum = hn::Zero(d);
+    for (int64_t j = 0; j < full; j += kFaStripes) {
+      const V8 e = Exp8(hn::Sub(hn::LoadU(d, s + j), mv));
+      hn::StoreU(e, d, s + j);
+      sum = hn::Add(sum, e);
+    }
+    hn::Store(sum, d, part);
+    fa_detail::expSumTail(s, full, t.cols, m, part);
+    t.rowSum[r] = t.rowSum[r] * t.rowAlpha[r] + faReduceSum(part);
+  }
+  return true;
+}
+
+bool BackwardRows(const FaBackwardRows& t) {
+  const D8 d;
+  const int64_t full = t.cols / kFaStripes * kFaStripes;
+  const V8 scale = hn::Set(d, t.scale);
+  for (int64_t r = 0; r < t.rows; ++r) {
+    float* s = t.s + r * t.ld;
+    const float m = t.rowMax[r];
+    if (m == -FLT_MAX) {  // a fully masked row: P = 0 (backwardTail's rule)
+      fa_detail::backwardTail(s, 0, t.cols, t.scale, m, t.rowSum[r]);
+      continue;
+    }
+    const V8 mv = hn::Set(d, m);
+    const V8 lv = hn::Set(d, t.rowSum[r]);
+    for (int64_t j = 0; j < full; j += kFaStripes) {
+      const V8 v = hn::Sub(hn::Mul(hn::LoadU(d, s + j), scale), mv);
+      hn::StoreU(hn::Div(Exp8(v), lv), d, s + j);
+    }
+    fa_detail::backwardTail(s, full, t.cols, t.scale, m, t.rowSum[r]);
+  }
+  return true;
+}
+
+bool ExpN(const float* x, float* y, int64_t count) {
+  const D8 d;
+  int64_t i = 0;
+  for (; i + kFaStripes <= count; i += kFaStripes) hn::StoreU(Exp8(hn::LoadU(d, x + i)), d, y + i);
+  for (; i < count; ++i) y[i] = faExpScalar(x[i]);
+  return true;
+}
+
+#else
+
+bool ForwardRows(const FaForwardRows&) { return false; }  // the caller runs the scalar kernel
+bool BackwardRows(const FaBackwardRows&) { return false; }
+bool ExpN(const float*, float*, int64_t) { return false; }
+
+#endif
+
+}  // namespace gradkit::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace gradkit::kernels {
+
+HWY_EXPORT(ForwardRows);
+HWY_EXPORT(BackwardRows);
+HWY_EXPORT(ExpN);
+
+namespace {
+
+void forwardRowsSimd(const FaForwardRows& tile) {
+  if (HWY_DYNAMIC_DISPATCH(ForwardRows)(tile)) return;
+  kFaScalarKernels.forwardRows(tile);
+}
+
+void backwardRowsSimd(const FaBackwardRows& tile) {
+  if (HWY_DYNAMIC_DISPATCH(BackwardRows)(tile)) return;
+  kFaScalarKernels.backwardRows(tile);
+}
+
+void expSimd(const float* x, float* y, int64_t count) {
+  if (HWY_DYNAMIC_DISPATCH(ExpN)(x, y, count)) return;
+  kFaScalarKernels.exp(x, y, count);
+}
+
+}  // namespace
+
+const FaSoftmaxKernels kFaSimdKernels{forwardRowsSimd, backwardRowsSimd, expSimd};
+
+}  // namespace gradkit::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,245 @@
+// Tile helpers of the flash attention kernels (fa_tile.h).
+#include "ops/flash_attention/kernels/fa_tile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/philox.h"
+#include "gradkit/float_convert.h"
+
+namespace gradkit::kernels {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+size_t elementBytes(aclDataType dtype) { return dtype == ACL_FLOAT ? 4 : 2; }
+
+/** Address of element (b, head, row, 0) of the view. */
+char* rowAddress(const FaView& v, int64_t b, int64_t head, int64_t row) {
+  const int64_t offset = b * v.strideBatch + head * v.strideHead + row * v.strideRow;
+  return static_cast<char*>(v.data) + offset * static_cast<int64_t>(elementBytes(v.dtype));
+}
+
+float loadAs(const void* data, aclDataType dtype, int64_t index) {
+  switch (dtype) {
+    case ACL_FLOAT16:
+      return halfToFloat(static_cast<const uint16_t*>(data)[index]);
+    case ACL_BF16:
+      return bf16ToFloat(static_cast<const uint16_t*>(data)[index]);
+    default:
+      return static_cast<const float*>(data)[index];
+  }
+}
+
+}  // namespace
+
+void faLoadRows(const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows, int64_t cols, float* dst,
+                int64_t ld) {
+  const int64_t sc = view.strideCol;
+  for (int64_t r = 0; r < rows; ++r) {
+    const char* at = rowAddress(view, b, head, row0 + r);
+    float* out = dst + r * ld;
+    switch (view.dtype) {
+      case ACL_FLOAT: {
+        const auto* from = reinterpret_cast<const float*>(at);
+        if (sc == 1) {
+          std::memcpy(out, from, static_cast<size_t>(cols) * sizeof(float));
+        } else {
+          for (int64_t c = 0; c < cols; ++c) out[c] = from[c * sc];
+        }
+        break;
+      }
+      case ACL_BF16: {
+        const auto* from = reinterpret_cast<const uint16_t*>(at);
+        for (int64_t c = 0; c < cols; ++c) out[c] = bf16ToFloat(from[c * sc]);
+        break;
+      }
+      default: {
+        const auto* from = reinterpret_cast<const uint16_t*>(at);
+        for (int64_t c = 0; c < cols; ++c) out[c] = halfToFloat(from[c * sc]);
+        break;
+      }
+    }
+  }
+}
+
+void faStoreRows(const float* src, int64_t ld, const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows,
+                 int64_t cols) {
+  const int64_t sc = view.strideCol;
+  for (int64_t r = 0; r < rows; ++r) {
+    char* at = rowAddress(view, b, head, row0 + r);
+    const float* in = src + r * ld;
+    switch (view.dtype) {
+      case ACL_FLOAT: {
+        auto* to = reinterpret_cast<float*>(at);
+        for (int64_t c = 0; c < cols; ++c) to[c * sc] = in[c];
+        break;
+      }
+      case ACL_BF16: {
+        auto* to = reinterpret_cast<uint16_t*>(at);
+        for (int64_t c = 0; c < cols; ++c) to[c * sc] = floatToBf16(in[c]);
+        break;
+      }
+      default: {
+        auto* to = reinterpret_cast<uint16_t*>(at);
+        for (int64_t c = 0; c < cols; ++c) to[c * sc] = floatToHalf(in[c]);
+        break;
+      }
+    }
+  }
+}
+
+void faZeroRows(const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows, int64_t cols) {
+  const auto size = static_cast<int64_t>(elementBytes(view.dtype));  // +0 is all zero bits in every dtype
+  for (int64_t r = 0; r < rows; ++r) {
+    char* at = rowAddress(view, b, head, row0 + r);
+    for (int64_t c = 0; c < cols; ++c) std::memset(at + c * view.strideCol * size, 0, static_cast<size_t>(size));
+  }
+}
+
+FaTileKind faClassifyTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t r1,
+                          int64_t c0, int64_t c1) {
+  bool bandKeepsAll = true;
+  if (problem.band && c1 > batch.prefix) {
+    const int64_t left = batch.bandLeft, right = batch.bandRight;
+    // Rows r keep columns [r - left, r + right]; over [r0, r1) these intervals are contiguous and cover
+    // [r0 - left, r1 - 1 + right] (when not empty: right >= -left).
+    const bool noneInBand = right < -left || r1 - 1 + right < c0 || r0 - left > c1 - 1;
+    if (noneInBand && c0 >= batch.prefix) return FaTileKind::Skip;
+    bandKeepsAll = !noneInBand && c0 >= r1 - 1 - left && c1 - 1 <= r0 + right;
+  }
+  if (!problem.maskTensor) return bandKeepsAll ? FaTileKind::Full : FaTileKind::Partial;
+  const FaView& m = problem.mask;
+  const auto* bytes = static_cast<const uint8_t*>(m.data);
+  bool anyMasked = false, anyKept = false;
+  for (int64_t i = r0; i < r1 && !(anyMasked && anyKept); ++i) {
+    const uint8_t* row = bytes + b * m.strideBatch + n1 * m.strideHead + (batch.maskRow0 + i) * m.strideRow +
+                         batch.maskCol0 * m.strideCol;
+    for (int64_t j = c0; j < c1; ++j) {
+      if (row[j * m.strideCol] != 0) {
+        anyMasked = true;
+      } else {
+        anyKept = true;
+      }
+    }
+  }
+  if (!anyKept) return FaTileKind::Skip;
+  return !anyMasked && bandKeepsAll ? FaTileKind::Full : FaTileKind::Partial;
+}
+
+void faBandRows(const FaProblem& problem, const FaBatch& batch, int64_t c0, int64_t c1, int64_t* first, int64_t* last) {
+  *first = 0;
+  *last = batch.s1;
+  if (!problem.band || c0 < batch.prefix) return;
+  const int64_t left = batch.bandLeft, right = batch.bandRight;
+  if (right < -left) {
+    *last = 0;
+    return;
+  }
+  // Row i keeps column j when i - left <= j <= i + right, i.e. j - right <= i <= j + left.
+  *first = std::clamp<int64_t>(c0 - right, 0, batch.s1);
+  *last = std::clamp<int64_t>(c1 - 1 + left + 1, *first, batch.s1);
+}
+
+void faMaskTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
+                int64_t c0, int64_t cols, float* s, int64_t ld) {
+  const int64_t c1 = c0 + cols;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = r0 + r;
+    float* row = s + r * ld - c0;  // indexed by the batch column j
+    if (problem.band) {
+      const int64_t from = std::max(c0, batch.prefix);
+      // Masked: j >= prefix and (j < i - left or j > i + right).
+      const int64_t belowEnd = std::min(c1, std::max(from, i - batch.bandLeft));
+      for (int64_t j = from; j < belowEnd; ++j) row[j] = -kInf;
+      const int64_t aboveBegin = std::max(from, std::min(c1, i + batch.bandRight + 1));
+      for (int64_t j = aboveBegin; j < c1; ++j) row[j] = -kInf;
+    }
+    if (problem.maskTensor) {
+      const FaView& m = problem.mask;
+      const uint8_t* bytes = static_cast<const uint8_t*>(m.data) + b * m.strideBatch + n1 * m.strideHead +
+                             (batch.maskRow0 + i) * m.strideRow + batch.maskCol0 * m.strideCol;
+      for (int64_t j = c0; j < c1; ++j) {
+        if (bytes[j * m.strideCol] != 0) row[j] = -kInf;
+      }
+    }
+  }
+}
+
+void faPseTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
+               int64_t c0, int64_t cols, float* s, int64_t ld) {
+  const FaPse& pse = problem.pse;
+  const float scale = problem.scale;
+  const FaView& t = pse.table;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = r0 + r;
+    float* x = s + r * ld;
+    float bias[kFaColBlock];
+    for (int64_t done = 0; done < cols; done += kFaColBlock) {
+      const int64_t width = std::min(kFaColBlock, cols - done);
+      const int64_t j0 = c0 + done;
+      if (pse.kind == FaPseKind::Table) {
+        int64_t row = batch.pseRow0 + i, col = batch.pseCol0 + j0;
+        if (pse.alibiRows && row < 0) {  // the 1024-row ALiBi form: constant along diagonals
+          col -= row;
+          row = 0;
+        }
+        for (int64_t k = 0; k < width; ++k) bias[k] = 0.0f;
+        if (row >= 0 && row < pse.tableRows) {
+          const int64_t base = b * t.strideBatch + n1 * t.strideHead + row * t.strideRow;
+          const int64_t kBegin = std::clamp<int64_t>(-col, 0, width);
+          const int64_t kEnd = std::clamp<int64_t>(pse.tableCols - col, kBegin, width);
+          for (int64_t k = kBegin; k < kEnd; ++k) bias[k] = loadAs(t.data, t.dtype, base + (col + k) * t.strideCol);
+        }
+      } else {
+        const float slope = static_cast<const float*>(t.data)[b * t.strideBatch + n1 * t.strideHead];
+        for (int64_t k = 0; k < width; ++k) {
+          const int64_t delta = (j0 + k + pse.kvStartIdx) - (i + pse.qStartIdx);
+          const auto distance = static_cast<float>(delta < 0 ? -delta : delta);
+          bias[k] = -slope * (pse.kind == FaPseKind::Slope ? distance : std::sqrt(distance));
+        }
+      }
+      float* xs = x + done;
+      if (pse.beforeScale) {
+        for (int64_t k = 0; k < width; ++k) xs[k] = (xs[k] + bias[k]) * scale;
+      } else {
+        for (int64_t k = 0; k < width; ++k) xs[k] = xs[k] * scale + bias[k];
+      }
+    }
+  }
+}
+
+void faKeepTile(const FaDropout& dropout, const FaBatch& batch, int64_t n1, int64_t r0, int64_t rows, int64_t c0,
+                int64_t cols, float* keep, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto e0 = static_cast<uint64_t>(batch.dropBase + (n1 * batch.s1 + r0 + r) * batch.dropRowLength + c0);
+    float* out = keep + r * ld;
+    if (dropout.kind == FaDropoutKind::Packed) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const uint64_t e = e0 + static_cast<uint64_t>(j);
+        out[j] = ((dropout.bits[e / 8] >> (e % 8)) & 1u) != 0 ? 1.0f : 0.0f;
+      }
+      continue;
+    }
+    // Philox: one block gives the 16 stream bytes 16 t .. 16 t + 15.
+    const philox::Counter base = {static_cast<uint32_t>(dropout.counterLow),
+                                  static_cast<uint32_t>(dropout.counterLow >> 32), 0, 0};
+    const philox::Key key = {dropout.key[0], dropout.key[1]};
+    int64_t j = 0;
+    while (j < cols) {
+      const uint64_t e = e0 + static_cast<uint64_t>(j);
+      const philox::Counter words = philox::block<7>(philox::addToCounter(base, e / 16), key);
+      uint8_t bytes[16];
+      for (int w = 0; w < 4; ++w) {
+        for (int k = 0; k < 4; ++k) bytes[4 * w + k] = static_cast<uint8_t>(words[w] >> (8 * k));
+      }
+      for (auto at = static_cast<int64_t>(e % 16); at < 16 && j < cols; ++at, ++j) {
+        out[j] = bytes[at] <= dropout.threshold ? 1.0f : 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace gradkit::kernels

@@ -1,0 +1,373 @@
+// The flash attention kernels (faForward / faBackward) on FaProblems built by hand, against a direct fp64 loop over
+// fa_semantics.h's definitions (fa_kernel_test_util.h): no mask, bands (causal, sliding window, bottom-right causal
+// with fully masked rows), prefix, mask tensors (broadcast and per head, fully masked rows), pse tables (fp32, bf16,
+// before / after the scale, the compressed ALiBi rows), slopes and sqrt slopes, packed and Philox dropout, GQA,
+// D != DV, rope, TND batches with s1 = 0 and s2 = 0, tails, fp32 / fp16 / bf16 inputs and outputs, BSND and strided
+// views. Then the bits: 1, 2 and 3 threads and the scalar table give the same bytes; the exp against std::exp.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/fa_kernel_test_util.h"
+#include "ops/flash_attention/kernels/fa_softmax.h"
+
+namespace gradkit::test::fa {
+namespace {
+
+using kernels::kFaNoBand;
+
+struct Tolerance {
+  double out, grad;
+};
+
+Tolerance toleranceOf(aclDataType outDtype) {
+  switch (outDtype) {
+    case ACL_BF16:
+      return {8e-3, 8e-3};
+    case ACL_FLOAT16:
+      return {1.5e-3, 1.5e-3};
+    default:
+      return {1e-5, 2e-5};
+  }
+}
+
+void checkForward(const FaData& x, const Reference& ref, const std::string& name) {
+  const FaCase& c = x.c;
+  const Tolerance tol = toleranceOf(c.outDtype);
+  int failures = 0;
+  for (int64_t b = 0; b < x.g.batches; ++b) {
+    const FaBatch& batch = x.problem.batches[static_cast<size_t>(b)];
+    for (int64_t n1 = 0; n1 < c.n1; ++n1) {
+      for (int64_t i = 0; i < batch.s1; ++i) {
+        const size_t row = static_cast<size_t>(n1 * batch.s1 + i);
+        const int64_t at = statsIndex(batch, n1, i);
+        const double m = ref.rowMax[static_cast<size_t>(b)][row], l = ref.rowSum[static_cast<size_t>(b)][row];
+        for (int64_t lane = 0; lane < 8; ++lane) {
+          const float gotMax = x.softmaxMax[static_cast<size_t>(at + lane)];
+          const float gotSum = x.softmaxSum[static_cast<size_t>(at + lane)];
+          if (m == -FLT_MAX) {
+            EXPECT_EQ(gotMax, -FLT_MAX) << name << " b" << b << " n" << n1 << " i" << i;
+            EXPECT_EQ(gotSum, FLT_MAX) << name << " b" << b << " n" << n1 << " i" << i;
+          } else {
+            EXPECT_NEAR(gotMax, m, 1e-5 * (1.0 + std::fabs(m))) << name << " b" << b << " n" << n1 << " i" << i;
+            EXPECT_NEAR(gotSum, l, 1e-5 * l) << name << " b" << b << " n" << n1 << " i" << i;
+          }
+        }
+        for (int64_t col = 0; col < c.dv && failures < 10; ++col) {
+          const double want =
+              ref.out[static_cast<size_t>(b)][row * static_cast<size_t>(c.dv) + static_cast<size_t>(col)];
+          const double got = x.out.at(viewBatch(c, b), n1, batch.qFirst + i, col);
+          if (std::fabs(got - want) > tol.out * (1.0 + std::fabs(want))) {
+            ++failures;
+            ADD_FAILURE() << name << " out b" << b << " n" << n1 << " i" << i << " c" << col << ": " << got << " vs "
+                          << want;
+          }
+        }
+      }
+    }
+  }
+}
+
+/** Compares one gradient tensor (rows of `cols` columns, the rope part after column `split` in `rope`). */
+void checkGradient(const HostTensor& main, const HostTensor* rope, int64_t split, const std::vector<double>& want,
+                   int64_t b, int64_t vb, int64_t heads, int64_t first, int64_t rows, int64_t cols, double tol,
+                   const std::string& what) {
+  double scale = 0.0;
+  for (const double w : want) scale = std::max(scale, std::fabs(w));
+  int failures = 0;
+  for (int64_t n = 0; n < heads; ++n) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t col = 0; col < cols && failures < 10; ++col) {
+        const double got = col < split ? main.at(vb, n, first + r, col) : rope->at(vb, n, first + r, col - split);
+        const double w = want[static_cast<size_t>((n * rows + r) * cols + col)];
+        if (std::fabs(got - w) > tol * std::max(scale, 1e-3) + 1e-30) {
+          ++failures;
+          ADD_FAILURE() << what << " b" << b << " n" << n << " r" << r << " c" << col << ": " << got << " vs " << w
+                        << " (max |ref| " << scale << ")";
+        }
+      }
+    }
+  }
+}
+
+void checkBackward(const FaData& x, const Reference& ref, const std::string& name) {
+  const FaCase& c = x.c;
+  const double tol = toleranceOf(c.outDtype).grad;
+  const int64_t dq = c.d + c.dRope;
+  for (int64_t b = 0; b < x.g.batches; ++b) {
+    const FaBatch& batch = x.problem.batches[static_cast<size_t>(b)];
+    const int64_t vb = viewBatch(c, b);
+    const auto bi = static_cast<size_t>(b);
+    checkGradient(x.dq, &x.dqRope, c.d, ref.dq[bi], b, vb, c.n1, batch.qFirst, batch.s1, dq, tol, name + " dq");
+    checkGradient(x.dk, &x.dkRope, c.d, ref.dk[bi], b, vb, c.n2, batch.kvFirst, batch.s2, dq, tol, name + " dk");
+    checkGradient(x.dv, nullptr, c.dv, ref.dv[bi], b, vb, c.n2, batch.kvFirst, batch.s2, c.dv, tol, name + " dv");
+  }
+}
+
+/** Forward and backward of one case against the fp64 reference, with the default table and 2 threads. */
+void checkCase(const FaCase& c, const std::string& name) {
+  auto data = makeData(c);
+  FaData& x = *data;
+  const Reference forward = referenceForward(x);
+  runForward(x, 2, kernels::faKernels());
+  checkForward(x, forward, name);
+  setBackwardInputs(x, forward);
+  const Reference backward = referenceBackward(x);
+  runBackward(x, 2, kernels::faKernels());
+  checkBackward(x, backward, name);
+}
+
+FaCase base() {
+  FaCase c;
+  c.lengths = {{70, 90}, {33, 65}};  // tails in both directions, two batches
+  c.n1 = 2;
+  c.n2 = 2;
+  c.d = 24;
+  c.dv = 24;
+  c.scale = 0.3f;
+  c.range = 1.5f;
+  return c;
+}
+
+TEST(FaKernels, NoMask) { checkCase(base(), "no mask"); }
+
+TEST(FaKernels, LargeScoresAndManyKeyBlocks) {
+  FaCase c = base();
+  c.lengths = {{65, 300}};
+  c.range = 3.0f;  // scores up to ~50: the running max moves across key blocks
+  c.scale = 0.5f;
+  checkCase(c, "large scores");
+}
+
+TEST(FaKernels, GqaAndHeadDimsDiffer) {
+  FaCase c = base();
+  c.n1 = 4;
+  c.n2 = 2;
+  c.d = 40;
+  c.dv = 16;
+  checkCase(c, "gqa d != dv");
+  c.n2 = 1;
+  checkCase(c, "mqa");
+}
+
+TEST(FaKernels, Causal) {
+  FaCase c = base();
+  c.lengths = {{150, 150}, {70, 130}};
+  c.band = true;
+  c.bandRight = 0;
+  checkCase(c, "causal");
+}
+
+TEST(FaKernels, SlidingWindowAndNegativeScale) {
+  FaCase c = base();
+  c.lengths = {{130, 140}};
+  c.band = true;
+  c.bandLeft = 20;
+  c.bandRight = 5;
+  c.scale = -0.2f;  // masking after the scale: -Inf stays -Inf
+  checkCase(c, "sliding window");
+}
+
+TEST(FaKernels, BottomRightCausalHasFullyMaskedRows) {
+  FaCase c = base();
+  c.lengths = {{150, 70}};
+  c.band = true;
+  c.bandRight = 70 - 150;  // rows i < 80 keep nothing
+  checkCase(c, "bottom-right causal");
+}
+
+TEST(FaKernels, Prefix) {
+  FaCase c = base();
+  c.lengths = {{140, 140}};
+  c.band = true;
+  c.bandRight = 0;
+  c.prefix = 75;
+  checkCase(c, "prefix");
+}
+
+TEST(FaKernels, MaskTensor) {
+  FaCase c = base();
+  c.maskTensor = true;
+  c.maskedRowsFrom = 3;
+  c.maskedRowsTo = 9;
+  checkCase(c, "mask per head");
+  c.maskBroadcast = true;
+  c.maskDensity = 0.6;
+  c.maskedRowsFrom = 64;  // a whole tile of rows (and its tail) fully masked
+  c.maskedRowsTo = 70;
+  checkCase(c, "mask broadcast");
+  c.band = true;
+  c.bandRight = 0;
+  c.maskDensity = 0.1;
+  checkCase(c, "mask and band");
+}
+
+TEST(FaKernels, PseTable) {
+  FaCase c = base();
+  c.pse = FaPseKind::Table;
+  checkCase(c, "pse fp32");
+  c.pseBeforeScale = true;
+  c.pseDtype = ACL_BF16;
+  checkCase(c, "pse bf16 before scale");
+  c.pseBeforeScale = false;
+  c.alibiTableRows = 16;  // rows before the table's first are read along diagonals
+  c.band = true;
+  c.bandRight = 0;
+  checkCase(c, "pse alibi rows");
+}
+
+TEST(FaKernels, PseSlopes) {
+  FaCase c = base();
+  c.pse = FaPseKind::Slope;
+  checkCase(c, "slope");
+  c.pse = FaPseKind::SqrtSlope;
+  c.pseBeforeScale = true;
+  checkCase(c, "sqrt slope");
+}
+
+TEST(FaKernels, Dropout) {
+  FaCase c = base();
+  c.dropout = FaDropoutKind::Packed;
+  checkCase(c, "packed dropout");
+  c.dropout = FaDropoutKind::Philox;
+  c.keepProb = 0.9f;
+  checkCase(c, "philox dropout");
+}
+
+TEST(FaKernels, Rope) {
+  FaCase c = base();
+  c.dRope = 8;
+  c.n1 = 2;
+  c.n2 = 1;
+  c.tnd = true;
+  checkCase(c, "rope");
+}
+
+TEST(FaKernels, TndWithEmptyBatches) {
+  FaCase c = base();
+  c.tnd = true;
+  c.lengths = {{20, 30}, {0, 40}, {25, 0}, {70, 66}};
+  c.band = true;
+  c.bandRight = 0;
+  checkCase(c, "tnd");
+}
+
+TEST(FaKernels, NarrowDtypesAndLayouts) {
+  FaCase c = base();
+  c.dtype = ACL_BF16;
+  checkCase(c, "bf16 in, fp32 out");
+  c.outDtype = ACL_BF16;
+  c.bsnd = true;
+  checkCase(c, "bf16 bsnd");
+  c.dtype = ACL_FLOAT16;
+  c.outDtype = ACL_FLOAT16;
+  c.bsnd = false;
+  c.colStride = 3;
+  checkCase(c, "fp16 strided");
+  c.dtype = ACL_FLOAT;
+  c.outDtype = ACL_FLOAT;
+  c.colStride = 2;
+  c.bsnd = true;
+  checkCase(c, "fp32 strided bsnd");
+}
+
+// ---- bits ----
+
+std::vector<unsigned char> outputBytes(const FaData& x, bool backward) {
+  std::vector<unsigned char> bytes;
+  const auto append = [&](const void* data, size_t size) {
+    const auto* at = static_cast<const unsigned char*>(data);
+    bytes.insert(bytes.end(), at, at + size);
+  };
+  if (backward) {
+    for (const HostTensor* t : {&x.dq, &x.dk, &x.dv, &x.dqRope, &x.dkRope}) append(t->bytes.data(), t->bytes.size());
+  } else {
+    append(x.out.bytes.data(), x.out.bytes.size());
+    append(x.softmaxMax.data(), x.softmaxMax.size() * 4);
+    append(x.softmaxSum.data(), x.softmaxSum.size() * 4);
+  }
+  return bytes;
+}
+
+void checkBits(const FaCase& c, const std::string& name) {
+  std::vector<unsigned char> forward, backward;
+  for (int table = 0; table < 2; ++table) {
+    for (int threads : {1, 2, 3}) {
+      auto data = makeData(c);
+      FaData& x = *data;
+      const kernels::FaSoftmaxKernels& kernels = table == 0 ? kernels::kFaSimdKernels : kernels::kFaScalarKernels;
+      runForward(x, threads, kernels);
+      // The backward runs from the kernel's own forward: its statistics and out.
+      x.givenMax = x.softmaxMax;
+      x.givenSum = x.softmaxSum;
+      std::memcpy(x.attentionIn.bytes.data(), x.out.bytes.data(), x.out.bytes.size());  // cases: dtype == outDtype
+      runBackward(x, threads, kernels);
+      const auto f = outputBytes(x, false), b = outputBytes(x, true);
+      if (forward.empty()) {
+        forward = f;
+        backward = b;
+        continue;
+      }
+      EXPECT_TRUE(f == forward) << name << " forward, table " << table << ", " << threads << " threads";
+      EXPECT_TRUE(b == backward) << name << " backward, table " << table << ", " << threads << " threads";
+    }
+  }
+}
+
+TEST(FaKernelBits, SameForAnyThreadCountAndTable) {
+  FaCase c = base();
+  c.lengths = {{150, 260}};  // one (batch, kv head): the backward splits the keys into chunks
+  c.n1 = 2;
+  c.n2 = 1;
+  c.band = true;
+  c.bandLeft = 100;
+  c.bandRight = 10;
+  c.pse = FaPseKind::Slope;
+  c.dropout = FaDropoutKind::Philox;
+  checkBits(c, "band pse dropout");
+  FaCase t = base();
+  t.tnd = true;
+  t.lengths = {{20, 30}, {0, 40}, {25, 0}, {70, 66}};
+  t.dtype = ACL_BF16;
+  t.outDtype = ACL_BF16;
+  t.maskTensor = true;
+  t.dRope = 8;
+  checkBits(t, "tnd bf16 mask rope");
+}
+
+TEST(FaKernelBits, ExpWithinTwoUlpAndSameInBothTables) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-110.0f, 95.0f);
+  std::vector<float> x(20000);
+  for (float& v : x) v = uniform(rng);
+  const float specials[] = {0.0f,  -0.0f,  -INFINITY, INFINITY, NAN,       -87.3f,   -87.4f,   -103.9f, -104.5f,
+                            88.7f, 88.75f, 1e-8f,     -1e-8f,   -0.34657f, 0.34658f, -FLT_MAX, FLT_MAX};
+  for (size_t i = 0; i < std::size(specials); ++i) x[i] = specials[i];
+  std::vector<float> simd(x.size()), scalar(x.size());
+  kernels::kFaSimdKernels.exp(x.data(), simd.data(), static_cast<int64_t>(x.size()));
+  kernels::kFaScalarKernels.exp(x.data(), scalar.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(std::memcmp(simd.data(), scalar.data(), x.size() * 4), 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    const float got = scalar[i];
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(got));
+      continue;
+    }
+    if (want > FLT_MAX) {
+      EXPECT_EQ(got, INFINITY) << x[i];
+      continue;
+    }
+    // 2 ulp of the result (denormal results: 2 ulp of the smallest denormal).
+    const double ulp = std::max(std::ldexp(1.0, std::ilogb(std::max(want, 1e-300)) - 23), std::ldexp(1.0, -149));
+    EXPECT_LE(std::fabs(got - want), 2.0 * ulp) << x[i] << ": " << got << " vs " << want;
+  }
+}
+
+}  // namespace
+}  // namespace gradkit::test::fa
