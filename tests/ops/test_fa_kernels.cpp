@@ -173,6 +173,19 @@ TEST(FaKernels, SlidingWindowAndNegativeScale) {
   checkCase(c, "sliding window");
 }
 
+TEST(FaKernels, ManyTilesWithSkippedBlocks) {
+  FaCase c = base();
+  c.lengths = {{700, 650}};  // several query and key blocks; the window skips most tiles, strips trim the rest
+  c.n1 = 2;
+  c.n2 = 1;
+  c.d = 16;
+  c.dv = 8;
+  c.band = true;
+  c.bandLeft = 150;
+  c.bandRight = 20;
+  checkCase(c, "many tiles");
+}
+
 TEST(FaKernels, BottomRightCausalHasFullyMaskedRows) {
   FaCase c = base();
   c.lengths = {{150, 70}};
@@ -321,7 +334,7 @@ void checkBits(const FaCase& c, const std::string& name) {
 
 TEST(FaKernelBits, SameForAnyThreadCountAndTable) {
   FaCase c = base();
-  c.lengths = {{150, 260}};  // one (batch, kv head): the backward splits the keys into chunks
+  c.lengths = {{400, 450}};  // one (batch, kv head): the backward splits the keys into chunks
   c.n1 = 2;
   c.n2 = 1;
   c.band = true;

@@ -20,6 +20,8 @@
 namespace gradkit::kernels {
 namespace {
 
+constexpr int64_t kRows = kFaBackwardRows, kCols = kFaBackwardCols;
+
 /** Tasks wanted from pass B: batches x kv heads x key chunks reach this when the keys allow. */
 constexpr int64_t kTargetTasks = 8;
 
@@ -48,39 +50,31 @@ struct Dims {
 Dims dimsOf(const FaProblem& p) { return {p.d + p.dRope, p.dv, p.n2 > 0 ? p.n1 / p.n2 : 1}; }
 
 // The five tile products at full tile size (tails shrink m, n or k).
-FaGemm scoreGemm(const Dims& d) {
-  return {kFaRowBlock, kFaColBlock, d.dq, false, true, d.dq, d.dq, kFaColBlock, false};
-}
-FaGemm dValueGemm(const Dims& d) {
-  return {kFaColBlock, d.dv, kFaRowBlock, true, false, kFaColBlock, d.dv, d.dv, true};
-}
-FaGemm dProbGemm(const Dims& d) {
-  return {kFaRowBlock, kFaColBlock, d.dv, false, true, d.dv, d.dv, kFaColBlock, false};
-}
-FaGemm dKeyGemm(const Dims& d) { return {kFaColBlock, d.dq, kFaRowBlock, true, false, kFaColBlock, d.dq, d.dq, true}; }
-FaGemm dQueryGemm(const Dims& d) {
-  return {kFaRowBlock, d.dq, kFaColBlock, false, false, kFaColBlock, d.dq, d.dq, true};
-}
+FaGemm scoreGemm(const Dims& d) { return {kRows, kCols, d.dq, false, true, d.dq, d.dq, kCols, false}; }
+FaGemm dValueGemm(const Dims& d) { return {kCols, d.dv, kRows, true, false, kCols, d.dv, d.dv, true}; }
+FaGemm dProbGemm(const Dims& d) { return {kRows, kCols, d.dv, false, true, d.dv, d.dv, kCols, false}; }
+FaGemm dKeyGemm(const Dims& d) { return {kCols, d.dq, kRows, true, false, kCols, d.dq, d.dq, true}; }
+FaGemm dQueryGemm(const Dims& d) { return {kRows, d.dq, kCols, false, false, kCols, d.dq, d.dq, true}; }
 
 BackwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
   const Dims d = dimsOf(p);
   const bool dropout = p.dropout.kind != FaDropoutKind::None;
   BackwardSlot slot;
-  slot.q = arena.take<float>(kFaRowBlock * d.dq);
-  slot.dy = arena.take<float>(kFaRowBlock * d.dv);
-  slot.o = arena.take<float>(kFaRowBlock * d.dv);
-  slot.k = arena.take<float>(kFaColBlock * d.dq);
-  slot.v = arena.take<float>(kFaColBlock * d.dv);
-  slot.p = arena.take<float>(kFaRowBlock * kFaColBlock);
+  slot.q = arena.take<float>(kRows * d.dq);
+  slot.dy = arena.take<float>(kRows * d.dv);
+  slot.o = arena.take<float>(kRows * d.dv);
+  slot.k = arena.take<float>(kCols * d.dq);
+  slot.v = arena.take<float>(kCols * d.dv);
+  slot.p = arena.take<float>(kRows * kCols);
   if (dropout) {
-    slot.pd = arena.take<float>(kFaRowBlock * kFaColBlock);
-    slot.keep = arena.take<float>(kFaRowBlock * kFaColBlock);
+    slot.pd = arena.take<float>(kRows * kCols);
+    slot.keep = arena.take<float>(kRows * kCols);
   }
-  slot.ds = arena.take<float>(kFaRowBlock * kFaColBlock);
-  slot.dk = arena.take<float>(kFaColBlock * d.dq);
-  slot.dv = arena.take<float>(kFaColBlock * d.dv);
-  slot.rowMax = arena.take<float>(kFaRowBlock);
-  slot.rowSum = arena.take<float>(kFaRowBlock);
+  slot.ds = arena.take<float>(kRows * kCols);
+  slot.dk = arena.take<float>(kCols * d.dq);
+  slot.dv = arena.take<float>(kCols * d.dv);
+  slot.rowMax = arena.take<float>(kRows);
+  slot.rowSum = arena.take<float>(kRows);
   size_t gemm = 0;
   for (const FaGemm& g : {scoreGemm(d), dValueGemm(d), dProbGemm(d), dKeyGemm(d), dQueryGemm(d)}) {
     gemm = std::max(gemm, faGemmScratchBytes(g));
@@ -107,7 +101,7 @@ Layout layoutOf(const FaProblem& p) {
   for (const FaBatch& batch : p.batches) active += batch.s2 > 0 ? 1 : 0;
   const int64_t wanted = ceilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
   for (const FaBatch& batch : p.batches) {
-    const int64_t keyBlocks = ceilDiv(batch.s2, kFaColBlock);
+    const int64_t keyBlocks = ceilDiv(batch.s2, kCols);
     const int64_t chunks = std::min(keyBlocks, wanted);
     layout.chunks.push_back(chunks);
     layout.dqOffset.push_back(layout.dqFloats);
@@ -149,17 +143,10 @@ std::vector<RowTask> rowTasks(const FaProblem& p) {
   std::vector<RowTask> tasks;
   for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
     for (int64_t n1 = 0; n1 < p.n1; ++n1) {
-      for (int64_t r0 = 0; r0 < p.batches[static_cast<size_t>(b)].s1; r0 += kFaRowBlock) tasks.push_back({b, n1, r0});
+      for (int64_t r0 = 0; r0 < p.batches[static_cast<size_t>(b)].s1; r0 += kRows) tasks.push_back({b, n1, r0});
     }
   }
   return tasks;
-}
-
-void loadWithRope(const FaView& main, const FaView& rope, int64_t dRope, int64_t d, int64_t b, int64_t head,
-                  int64_t row0, int64_t rows, float* dst) {
-  const int64_t dq = d + dRope;
-  faLoadRows(main, b, head, row0, rows, d, dst, dq);
-  if (dRope > 0) faLoadRows(rope, b, head, row0, rows, dRope, dst + d, dq);
 }
 
 void storeWithRope(const float* src, const FaView& main, const FaView& rope, int64_t dRope, int64_t d, int64_t b,
@@ -172,7 +159,7 @@ void storeWithRope(const float* src, const FaView& main, const FaView& rope, int
 /** Pass A: D_i of one query block, 8 stripes of products in column order, then the stripes' tree. */
 void rowDots(const FaBackwardIo& io, const FaBatch& batch, const RowTask& task, int64_t dv, float* d,
              const BackwardSlot& slot) {
-  const int64_t rows = std::min(kFaRowBlock, batch.s1 - task.r0);
+  const int64_t rows = std::min(kRows, batch.s1 - task.r0);
   faLoadRows(io.dy, task.b, task.n1, batch.qFirst + task.r0, rows, dv, slot.dy, dv);
   faLoadRows(io.attentionIn, task.b, task.n1, batch.qFirst + task.r0, rows, dv, slot.o, dv);
   for (int64_t r = 0; r < rows; ++r) {
@@ -198,17 +185,17 @@ class Backward {
   void chunk(const ChunkTask& task, const BackwardSlot& slot) const {
     const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
     const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
-    const int64_t keyBlocks = ceilDiv(batch.s2, kFaColBlock);
+    const int64_t keyBlocks = ceilDiv(batch.s2, kCols);
     const int64_t firstBlock = task.chunk * keyBlocks / chunks, endBlock = (task.chunk + 1) * keyBlocks / chunks;
     float* dq = dqAccumulator(task.b, task.chunk, task.n2 * dims_.group);
     std::fill(dq, dq + dims_.group * batch.s1 * dims_.dq, 0.0f);
-    for (int64_t block = firstBlock; block < endBlock; ++block) keyBlock(task, batch, block * kFaColBlock, slot);
+    for (int64_t block = firstBlock; block < endBlock; ++block) keyBlock(task, batch, block * kCols, slot);
   }
 
   /** Pass C on one query block: the chunks summed in order into chunk 0's rows, rounded and stored. */
   void finishQueries(const RowTask& task) const {
     const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
-    const int64_t rows = std::min(kFaRowBlock, batch.s1 - task.r0);
+    const int64_t rows = std::min(kRows, batch.s1 - task.r0);
     const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
     const int64_t row0 = batch.qFirst + task.r0;
     if (chunks == 0) {  // no keys: dq = 0
@@ -231,18 +218,30 @@ class Backward {
     return dqBuffer_ + layout_.dqOffset[static_cast<size_t>(b)] + ((chunk * p_.n1 + n1) * batch.s1) * dims_.dq;
   }
 
+  /** A key block's rows for the products: fp32 views are read in place. */
+  struct KeyRows {
+    int64_t c0 = 0, cols = 0;
+    const float* k = nullptr;
+    const float* v = nullptr;
+    int64_t ldk = 0, ldv = 0;
+  };
+
   void keyBlock(const ChunkTask& task, const FaBatch& batch, int64_t c0, const BackwardSlot& slot) const {
-    const int64_t cols = std::min(kFaColBlock, batch.s2 - c0);
-    loadWithRope(io_.k, io_.kRope, p_.dRope, p_.d, task.b, task.n2, batch.kvFirst + c0, cols, slot.k);
-    faLoadRows(io_.v, task.b, task.n2, batch.kvFirst + c0, cols, dims_.dv, slot.v, dims_.dv);
+    const int64_t cols = std::min(kCols, batch.s2 - c0);
+    KeyRows keys;
+    keys.c0 = c0;
+    keys.cols = cols;
+    keys.k =
+        faRowsWithRope(io_.k, io_.kRope, p_.d, p_.dRope, task.b, task.n2, batch.kvFirst + c0, cols, slot.k, &keys.ldk);
+    keys.v = faRowsForProduct(io_.v, task.b, task.n2, batch.kvFirst + c0, cols, dims_.dv, slot.v, dims_.dv, &keys.ldv);
     std::fill(slot.dk, slot.dk + cols * dims_.dq, 0.0f);
     std::fill(slot.dv, slot.dv + cols * dims_.dv, 0.0f);
     int64_t first = 0, last = 0;
     faBandRows(p_, batch, c0, c0 + cols, &first, &last);
     for (int64_t g = 0; g < dims_.group; ++g) {
       const int64_t n1 = task.n2 * dims_.group + g;
-      for (int64_t r0 = first / kFaRowBlock * kFaRowBlock; r0 < last; r0 += kFaRowBlock) {
-        tile(task, batch, n1, r0, c0, cols, slot);
+      for (int64_t r0 = first / kRows * kRows; r0 < last; r0 += kRows) {
+        tile(task, batch, n1, r0, keys, slot);
       }
     }
     const int64_t row0 = batch.kvFirst + c0;
@@ -250,14 +249,30 @@ class Backward {
     faStoreRows(slot.dv, dims_.dv, io_.dv, task.b, task.n2, row0, cols, dims_.dv);
   }
 
-  void tile(const ChunkTask& task, const FaBatch& batch, int64_t n1, int64_t r0, int64_t c0, int64_t cols,
+  void tile(const ChunkTask& task, const FaBatch& batch, int64_t n1, int64_t r0, const KeyRows& keys,
             const BackwardSlot& slot) const {
-    const int64_t rows = std::min(kFaRowBlock, batch.s1 - r0);
-    const FaTileKind kind = faClassifyTile(p_, batch, task.b, n1, r0, r0 + rows, c0, c0 + cols);
-    if (kind == FaTileKind::Skip) return;
-    const int64_t dq = dims_.dq, dv = dims_.dv, ld = kFaColBlock;
-    loadWithRope(io_.q, io_.qRope, p_.dRope, p_.d, task.b, n1, batch.qFirst + r0, rows, slot.q);
-    faLoadRows(io_.dy, task.b, n1, batch.qFirst + r0, rows, dv, slot.dy, dv);
+    const int64_t rows = std::min(kRows, batch.s1 - r0);
+    const FaTileKind kind = faClassifyTile(p_, batch, task.b, n1, r0, r0 + rows, keys.c0, keys.c0 + keys.cols);
+    faForEachPart(p_, batch, task.b, n1, r0, rows, keys.c0, keys.cols, kind,
+                  [&](int64_t offset, int64_t height, int64_t lo, int64_t width, FaTileKind part) {
+                    KeyRows sub = keys;
+                    sub.c0 = lo;
+                    sub.cols = width;
+                    sub.k += (lo - keys.c0) * keys.ldk;
+                    sub.v += (lo - keys.c0) * keys.ldv;
+                    tilePart(task, batch, n1, r0 + offset, height, part, sub, lo - keys.c0, slot);
+                  });
+  }
+
+  /** One tile or strip: rows [r0, r0 + rows) x the columns of `keys`, at row `keyOffset` of the key block. */
+  void tilePart(const ChunkTask& task, const FaBatch& batch, int64_t n1, int64_t r0, int64_t rows, FaTileKind kind,
+                const KeyRows& keys, int64_t keyOffset, const BackwardSlot& slot) const {
+    const int64_t c0 = keys.c0, cols = keys.cols;
+    const int64_t dq = dims_.dq, dv = dims_.dv, ld = kCols;
+    int64_t ldq = 0, ldy = 0;
+    const float* q =
+        faRowsWithRope(io_.q, io_.qRope, p_.d, p_.dRope, task.b, n1, batch.qFirst + r0, rows, slot.q, &ldq);
+    const float* dy = faRowsForProduct(io_.dy, task.b, n1, batch.qFirst + r0, rows, dv, slot.dy, dv, &ldy);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t at = batch.statsBase + n1 * batch.statsHeadStride + (r0 + r) * batch.statsRowStride;
       slot.rowMax[r] = io_.softmaxMax[at];
@@ -267,22 +282,10 @@ class Backward {
     FaGemm score = scoreGemm(dims_);
     score.m = rows;
     score.n = cols;
-    faRunGemm(score, slot.q, slot.k, slot.p, slot.gemm);
-    float kernelScale = p_.scale;
-    if (p_.pse.kind != FaPseKind::None) {
-      faPseTile(p_, batch, task.b, n1, r0, rows, c0, cols, slot.p, ld);
-      kernelScale = 1.0f;
-    }
-    if (kind == FaTileKind::Partial) {
-      if (kernelScale != 1.0f) {  // scale before masking: -Inf must stay -Inf whatever the scale's sign
-        for (int64_t r = 0; r < rows; ++r) {
-          float* row = slot.p + r * ld;
-          for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * kernelScale;
-        }
-        kernelScale = 1.0f;
-      }
-      faMaskTile(p_, batch, task.b, n1, r0, rows, c0, cols, slot.p, ld);
-    }
+    score.lda = ldq;
+    score.ldb = keys.ldk;
+    faRunGemm(score, q, keys.k, slot.p, slot.gemm);
+    const float kernelScale = faPrepareScores(p_, batch, task.b, n1, r0, rows, c0, cols, kind, slot.p, ld);
     kernels_.backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
 
     const bool dropout = p_.dropout.kind != FaDropoutKind::None;
@@ -301,12 +304,15 @@ class Backward {
     FaGemm dValue = dValueGemm(dims_);
     dValue.m = cols;
     dValue.k = rows;
-    faRunGemm(dValue, pd, slot.dy, slot.dv, slot.gemm);
+    dValue.ldb = ldy;
+    faRunGemm(dValue, pd, dy, slot.dv + keyOffset * dv, slot.gemm);
 
     FaGemm dProb = dProbGemm(dims_);
     dProb.m = rows;
     dProb.n = cols;
-    faRunGemm(dProb, slot.dy, slot.v, slot.ds, slot.gemm);
+    dProb.lda = ldy;
+    dProb.ldb = keys.ldv;
+    faRunGemm(dProb, dy, keys.v, slot.ds, slot.gemm);
     const float* dRow = dBuffer_ + layout_.dOffset[static_cast<size_t>(task.b)] + n1 * batch.s1 + r0;
     const float scale = p_.scale;
     for (int64_t r = 0; r < rows; ++r) {
@@ -324,12 +330,14 @@ class Backward {
     FaGemm dKey = dKeyGemm(dims_);
     dKey.m = cols;
     dKey.k = rows;
-    faRunGemm(dKey, slot.ds, slot.q, slot.dk, slot.gemm);
+    dKey.ldb = ldq;
+    faRunGemm(dKey, slot.ds, q, slot.dk + keyOffset * dq, slot.gemm);
     FaGemm dQuery = dQueryGemm(dims_);
     dQuery.m = rows;
     dQuery.k = cols;
+    dQuery.ldb = keys.ldk;
     float* dqRows = dqAccumulator(task.b, task.chunk, n1) + r0 * dq;
-    faRunGemm(dQuery, slot.ds, slot.k, dqRows, slot.gemm);
+    faRunGemm(dQuery, slot.ds, keys.k, dqRows, slot.gemm);
   }
 
   const FaProblem& p_;

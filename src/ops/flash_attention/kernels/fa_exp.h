@@ -1,5 +1,5 @@
-// The exp of the attention softmax, written once as a template over an "ops" type (scalar float or a SIMD vector) so
-// that the scalar and SIMD kernels perform the same operations in the same order and give the same bits.
+// The constants of the attention softmax's exp (the template is in fa_exp-inl.h): the scalar and SIMD kernels perform
+// the same operations in the same order and give the same bits.
 //
 //   x clamped to [-104, 89] (NaN lanes: any value; the result is replaced by x at the end)
 //   n = round-to-nearest-even(x * log2(e)) by adding and subtracting 1.5 * 2^23 (exact for |n| < 2^22)
@@ -23,25 +23,5 @@ inline constexpr float kFaExpLn2Lo = -2.12194440e-4f;
 inline constexpr int kFaExpPolyTerms = 6;
 inline constexpr float kFaExpPoly[kFaExpPolyTerms] = {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f,
                                                       4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f};
-
-/**
- * exp(x) lane by lane. `Ops` provides: V, set(float), add, sub, mul, fma(a, b, c) = a * b + c rounded once,
- * clamp(x, lo, hi) (any value for NaN lanes), scaleByPow2(y, shifted) = y * 2^n1 * 2^n2 where n is the integer
- * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, and keepNaN(x, y) = isnan(x) ? x : y.
- */
-template <class Ops>
-inline typename Ops::V faExp(const Ops& o, typename Ops::V x) {
-  using V = typename Ops::V;
-  const V xc = o.clamp(x, kFaExpLow, kFaExpHigh);
-  const V shifted = o.add(o.mul(xc, o.set(kFaExpLog2e)), o.set(kFaExpRoundMagic));
-  const V n = o.sub(shifted, o.set(kFaExpRoundMagic));
-  V r = o.fma(n, o.set(-kFaExpLn2Hi), xc);
-  r = o.fma(n, o.set(-kFaExpLn2Lo), r);
-  V p = o.set(kFaExpPoly[0]);
-  for (int i = 1; i < kFaExpPolyTerms; ++i) p = o.fma(p, r, o.set(kFaExpPoly[i]));
-  V y = o.fma(p, o.mul(r, r), r);
-  y = o.add(y, o.set(1.0f));
-  return o.keepNaN(x, o.scaleByPow2(y, shifted));
-}
 
 }  // namespace gradkit::kernels

@@ -1,4 +1,4 @@
-// The flash attention forward (fa_kernel.h): one task per (batch, query head, block of kFaRowBlock query rows). A task
+// The flash attention forward (fa_kernel.h): one task per (batch, query head, block of kRows query rows). A task
 // runs over the key blocks in order, skipping those its band or mask removes, with the online softmax: S = Q K^T
 // (TileGemm, rope columns packed after the head dim), pse / scale / mask, running max and sum, the output accumulated
 // in fp32 and divided by the sum at the end, rounded once. Tasks write disjoint rows, so any thread runs any task:
@@ -16,6 +16,8 @@
 
 namespace gradkit::kernels {
 namespace {
+
+constexpr int64_t kRows = kFaForwardRows, kCols = kFaForwardCols;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -35,25 +37,23 @@ struct ForwardSlot {
 
 FaGemm scoreGemm(const FaProblem& p) {
   const int64_t dq = p.d + p.dRope;
-  return {kFaRowBlock, kFaColBlock, dq, false, true, dq, dq, kFaColBlock, false};
+  return {kRows, kCols, dq, false, true, dq, dq, kCols, false};
 }
 
-FaGemm valueGemm(const FaProblem& p) {
-  return {kFaRowBlock, p.dv, kFaColBlock, false, false, kFaColBlock, p.dv, p.dv, true};
-}
+FaGemm valueGemm(const FaProblem& p) { return {kRows, p.dv, kCols, false, false, kCols, p.dv, p.dv, true}; }
 
 ForwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
   const int64_t dq = p.d + p.dRope;
   ForwardSlot slot;
-  slot.q = arena.take<float>(kFaRowBlock * dq);
-  slot.k = arena.take<float>(kFaColBlock * dq);
-  slot.v = arena.take<float>(kFaColBlock * p.dv);
-  slot.s = arena.take<float>(kFaRowBlock * kFaColBlock);
-  if (p.dropout.kind != FaDropoutKind::None) slot.keep = arena.take<float>(kFaRowBlock * kFaColBlock);
-  slot.acc = arena.take<float>(kFaRowBlock * p.dv);
-  slot.rowMax = arena.take<float>(kFaRowBlock);
-  slot.rowSum = arena.take<float>(kFaRowBlock);
-  slot.rowAlpha = arena.take<float>(kFaRowBlock);
+  slot.q = arena.take<float>(kRows * dq);
+  slot.k = arena.take<float>(kCols * dq);
+  slot.v = arena.take<float>(kCols * p.dv);
+  slot.s = arena.take<float>(kRows * kCols);
+  if (p.dropout.kind != FaDropoutKind::None) slot.keep = arena.take<float>(kRows * kCols);
+  slot.acc = arena.take<float>(kRows * p.dv);
+  slot.rowMax = arena.take<float>(kRows);
+  slot.rowSum = arena.take<float>(kRows);
+  slot.rowAlpha = arena.take<float>(kRows);
   slot.gemm = arena.take<char>(
       static_cast<int64_t>(std::max(faGemmScratchBytes(scoreGemm(p)), faGemmScratchBytes(valueGemm(p)))));
   return slot;
@@ -69,12 +69,48 @@ struct Task {
   int64_t b, n1, r0;
 };
 
-/** Loads rows of q (or k) and their rope columns into one tile of d + dRope columns. */
-void loadWithRope(const FaView& main, const FaView& rope, int64_t dRope, int64_t d, int64_t b, int64_t head,
-                  int64_t row0, int64_t rows, float* dst) {
-  const int64_t dq = d + dRope;
-  faLoadRows(main, b, head, row0, rows, d, dst, dq);
-  if (dRope > 0) faLoadRows(rope, b, head, row0, rows, dRope, dst + d, dq);
+/** A tile (or strip) of a task: rows [r0, r0 + rows) x columns [c0, c0 + cols), batch-relative. */
+struct Tile {
+  int64_t r0, rows, c0, cols;
+  FaTileKind kind;
+};
+
+/** The online softmax step of one tile; its rows are rows `offset`.. of the task's state. */
+void runTile(const FaProblem& p, const FaSoftmaxKernels& kernels, const Task& task, const FaBatch& batch, const Tile& t,
+             const float* q, int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv,
+             const ForwardSlot& slot, int64_t offset) {
+  const int64_t dv = p.dv;
+  FaGemm score = scoreGemm(p);
+  score.m = t.rows;
+  score.n = t.cols;
+  score.lda = ldq;
+  score.ldb = ldk;
+  faRunGemm(score, q, k, slot.s, slot.gemm);
+  const float kernelScale =
+      faPrepareScores(p, batch, task.b, task.n1, t.r0, t.rows, t.c0, t.cols, t.kind, slot.s, kCols);
+  float* rowAlpha = slot.rowAlpha + offset;
+  kernels.forwardRows(
+      {slot.s, kCols, t.rows, t.cols, kernelScale, slot.rowMax + offset, slot.rowSum + offset, rowAlpha});
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const float alpha = rowAlpha[r];
+    if (alpha == 1.0f) continue;
+    float* acc = slot.acc + (offset + r) * dv;
+    for (int64_t c = 0; c < dv; ++c) acc[c] = acc[c] * alpha;
+  }
+  if (p.dropout.kind != FaDropoutKind::None) {
+    faKeepTile(p.dropout, batch, task.n1, t.r0, t.rows, t.c0, t.cols, slot.keep, kCols);
+    const float dropScale = p.dropout.scale;
+    for (int64_t r = 0; r < t.rows; ++r) {
+      float* row = slot.s + r * kCols;
+      const float* keep = slot.keep + r * kCols;
+      for (int64_t j = 0; j < t.cols; ++j) row[j] = row[j] * keep[j] * dropScale;
+    }
+  }
+  FaGemm value = valueGemm(p);
+  value.m = t.rows;
+  value.k = t.cols;
+  value.ldb = ldv;
+  faRunGemm(value, slot.s, v, slot.acc + offset * dv, slot.gemm);
 }
 
 void runTask(const FaProblem& p, const FaForwardIo& io, const FaSoftmaxKernels& kernels, const Task& task,
@@ -82,58 +118,28 @@ void runTask(const FaProblem& p, const FaForwardIo& io, const FaSoftmaxKernels& 
   const FaBatch& batch = p.batches[static_cast<size_t>(task.b)];
   const int64_t dv = p.dv, group = p.n1 / p.n2;
   const int64_t kvHead = task.n1 / group;
-  const int64_t rows = std::min(kFaRowBlock, batch.s1 - task.r0);
-  loadWithRope(io.q, io.qRope, p.dRope, p.d, task.b, task.n1, batch.qFirst + task.r0, rows, slot.q);
+  const int64_t rows = std::min(kRows, batch.s1 - task.r0);
+  int64_t ldq = 0, ldk = 0, ldv = 0;
+  const float* q =
+      faRowsWithRope(io.q, io.qRope, p.d, p.dRope, task.b, task.n1, batch.qFirst + task.r0, rows, slot.q, &ldq);
   std::fill(slot.acc, slot.acc + rows * dv, 0.0f);
   std::fill(slot.rowMax, slot.rowMax + rows, -kInf);
   std::fill(slot.rowSum, slot.rowSum + rows, 0.0f);
 
-  for (int64_t c0 = 0; c0 < batch.s2; c0 += kFaColBlock) {
-    const int64_t cols = std::min(kFaColBlock, batch.s2 - c0);
+  for (int64_t c0 = 0; c0 < batch.s2; c0 += kCols) {
+    const int64_t cols = std::min(kCols, batch.s2 - c0);
     const FaTileKind kind = faClassifyTile(p, batch, task.b, task.n1, task.r0, task.r0 + rows, c0, c0 + cols);
     if (kind == FaTileKind::Skip) continue;
-    loadWithRope(io.k, io.kRope, p.dRope, p.d, task.b, kvHead, batch.kvFirst + c0, cols, slot.k);
-    faLoadRows(io.v, task.b, kvHead, batch.kvFirst + c0, cols, dv, slot.v, dv);
+    const float* k =
+        faRowsWithRope(io.k, io.kRope, p.d, p.dRope, task.b, kvHead, batch.kvFirst + c0, cols, slot.k, &ldk);
+    const float* v = faRowsForProduct(io.v, task.b, kvHead, batch.kvFirst + c0, cols, dv, slot.v, dv, &ldv);
 
-    FaGemm score = scoreGemm(p);
-    score.m = rows;
-    score.n = cols;
-    faRunGemm(score, slot.q, slot.k, slot.s, slot.gemm);
-    float kernelScale = p.scale;
-    if (p.pse.kind != FaPseKind::None) {
-      faPseTile(p, batch, task.b, task.n1, task.r0, rows, c0, cols, slot.s, kFaColBlock);
-      kernelScale = 1.0f;
-    }
-    if (kind == FaTileKind::Partial) {
-      if (kernelScale != 1.0f) {  // scale before masking: -Inf must stay -Inf whatever the scale's sign
-        for (int64_t r = 0; r < rows; ++r) {
-          float* row = slot.s + r * kFaColBlock;
-          for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * kernelScale;
-        }
-        kernelScale = 1.0f;
-      }
-      faMaskTile(p, batch, task.b, task.n1, task.r0, rows, c0, cols, slot.s, kFaColBlock);
-    }
-    kernels.forwardRows({slot.s, kFaColBlock, rows, cols, kernelScale, slot.rowMax, slot.rowSum, slot.rowAlpha});
-    for (int64_t r = 0; r < rows; ++r) {
-      const float alpha = slot.rowAlpha[r];
-      if (alpha == 1.0f) continue;
-      float* acc = slot.acc + r * dv;
-      for (int64_t c = 0; c < dv; ++c) acc[c] = acc[c] * alpha;
-    }
-    if (p.dropout.kind != FaDropoutKind::None) {
-      faKeepTile(p.dropout, batch, task.n1, task.r0, rows, c0, cols, slot.keep, kFaColBlock);
-      const float dropScale = p.dropout.scale;
-      for (int64_t r = 0; r < rows; ++r) {
-        float* row = slot.s + r * kFaColBlock;
-        const float* keep = slot.keep + r * kFaColBlock;
-        for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * keep[j] * dropScale;
-      }
-    }
-    FaGemm value = valueGemm(p);
-    value.m = rows;
-    value.k = cols;
-    faRunGemm(value, slot.s, slot.v, slot.acc, slot.gemm);
+    faForEachPart(p, batch, task.b, task.n1, task.r0, rows, c0, cols, kind,
+                  [&](int64_t offset, int64_t height, int64_t lo, int64_t width, FaTileKind part) {
+                    const Tile tile{task.r0 + offset, height, lo, width, part};
+                    runTile(p, kernels, task, batch, tile, q + offset * ldq, ldq, k + (lo - c0) * ldk, ldk,
+                            v + (lo - c0) * ldv, ldv, slot, offset);
+                  });
   }
 
   for (int64_t r = 0; r < rows; ++r) {
@@ -162,7 +168,7 @@ void faForwardWith(const FaProblem& p, const FaForwardIo& io, void* scratch, int
   for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
     const FaBatch& batch = p.batches[static_cast<size_t>(b)];
     for (int64_t n1 = 0; n1 < p.n1; ++n1) {
-      for (int64_t r0 = 0; r0 < batch.s1; r0 += kFaRowBlock) tasks.push_back({b, n1, r0});
+      for (int64_t r0 = 0; r0 < batch.s1; r0 += kRows) tasks.push_back({b, n1, r0});
     }
   }
   const int workers = std::max(1, threads);

@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "hwy/highway.h"
-#include "ops/flash_attention/kernels/fa_exp.h"
+#include "ops/flash_attention/kernels/fa_exp-inl.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -6,7 +6,8 @@
 #include <limits>
 
 #include "core/kernel_select.h"
-#include "ops/flash_attention/kernels/fa_exp.h"
+#include "hwy/highway.h"
+#include "ops/flash_attention/kernels/fa_exp-inl.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
 
 namespace gradkit::kernels {
@@ -74,7 +75,7 @@ void expScalar(const float* x, float* y, int64_t count) {
 
 }  // namespace
 
-float faExpScalar(float x) { return faExp(ScalarOps{}, x); }
+float faExpScalar(float x) { return HWY_NAMESPACE::faExp(ScalarOps{}, x); }
 
 namespace fa_detail {
 

@@ -13,6 +13,7 @@ namespace gradkit::kernels {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr int64_t kPseChunk = 64;  // columns of pse computed at a time
 
 size_t elementBytes(aclDataType dtype) { return dtype == ACL_FLOAT ? 4 : 2; }
 
@@ -63,6 +64,27 @@ void faLoadRows(const FaView& view, int64_t b, int64_t head, int64_t row0, int64
       }
     }
   }
+}
+
+const float* faRowsForProduct(const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows, int64_t cols,
+                              float* buffer, int64_t bufferLd, int64_t* ld) {
+  if (view.dtype == ACL_FLOAT && view.strideCol == 1 && view.strideRow >= cols) {
+    *ld = view.strideRow;
+    return reinterpret_cast<const float*>(rowAddress(view, b, head, row0));
+  }
+  faLoadRows(view, b, head, row0, rows, cols, buffer, bufferLd);
+  *ld = bufferLd;
+  return buffer;
+}
+
+const float* faRowsWithRope(const FaView& main, const FaView& rope, int64_t d, int64_t dRope, int64_t b, int64_t head,
+                            int64_t row0, int64_t rows, float* buffer, int64_t* ld) {
+  const int64_t dq = d + dRope;
+  if (dRope == 0) return faRowsForProduct(main, b, head, row0, rows, d, buffer, dq, ld);
+  faLoadRows(main, b, head, row0, rows, d, buffer, dq);
+  faLoadRows(rope, b, head, row0, rows, dRope, buffer + d, dq);
+  *ld = dq;
+  return buffer;
 }
 
 void faStoreRows(const float* src, int64_t ld, const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows,
@@ -143,6 +165,41 @@ void faBandRows(const FaProblem& problem, const FaBatch& batch, int64_t c0, int6
   *last = std::clamp<int64_t>(c1 - 1 + left + 1, *first, batch.s1);
 }
 
+void faBandCols(const FaProblem& problem, const FaBatch& batch, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                int64_t* lo, int64_t* hi) {
+  *lo = c0;
+  *hi = c1;
+  if (!problem.band) return;
+  const int64_t left = batch.bandLeft, right = batch.bandRight;
+  const bool empty = right < -left;
+  // Rows [r0, r1) keep band columns [r0 - left, r1 - 1 + right] (when the band is not empty) and columns < prefix.
+  const int64_t bandHi = empty ? c0 : std::clamp<int64_t>(r1 + right, c0, c1);
+  if (c0 < batch.prefix) {
+    *hi = std::max(bandHi, std::min(c1, batch.prefix));
+    return;
+  }
+  *lo = empty ? c1 : std::clamp<int64_t>(r0 - left, c0, c1);
+  *hi = std::max(*lo, bandHi);
+}
+
+float faPrepareScores(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
+                      int64_t c0, int64_t cols, FaTileKind kind, float* s, int64_t ld) {
+  float kernelScale = problem.scale;
+  if (problem.pse.kind != FaPseKind::None) {
+    faPseTile(problem, batch, b, n1, r0, rows, c0, cols, s, ld);
+    kernelScale = 1.0f;
+  }
+  if (kind != FaTileKind::Partial) return kernelScale;
+  if (kernelScale != 1.0f) {  // scale before masking: -Inf must stay -Inf whatever the scale's sign
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = s + r * ld;
+      for (int64_t j = 0; j < cols; ++j) row[j] = row[j] * kernelScale;
+    }
+  }
+  faMaskTile(problem, batch, b, n1, r0, rows, c0, cols, s, ld);
+  return 1.0f;
+}
+
 void faMaskTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
                 int64_t c0, int64_t cols, float* s, int64_t ld) {
   const int64_t c1 = c0 + cols;
@@ -176,9 +233,9 @@ void faPseTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = r0 + r;
     float* x = s + r * ld;
-    float bias[kFaColBlock];
-    for (int64_t done = 0; done < cols; done += kFaColBlock) {
-      const int64_t width = std::min(kFaColBlock, cols - done);
+    float bias[kPseChunk];
+    for (int64_t done = 0; done < cols; done += kPseChunk) {
+      const int64_t width = std::min(kPseChunk, cols - done);
       const int64_t j0 = c0 + done;
       if (pse.kind == FaPseKind::Table) {
         int64_t row = batch.pseRow0 + i, col = batch.pseCol0 + j0;

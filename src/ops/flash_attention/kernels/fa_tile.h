@@ -10,9 +10,14 @@
 
 namespace gradkit::kernels {
 
-/** Query rows (Br) and key rows (Bc) of a tile. */
-inline constexpr int64_t kFaRowBlock = 64;
-inline constexpr int64_t kFaColBlock = 64;
+/**
+ * Query rows (Br) and key rows (Bc) of the tiles. Multiples of TileGemm's register blocks (6 rows and 16-column
+ * panels on AVX2, 8 and 32 on AVX-512) so that full tiles have no edge blocks; 192 measured best on a 2-core AVX2
+ * machine among 64..288 (larger tiles pack TileGemm's B operand and stream K / V or Q / dY less often per FLOP; the
+ * strips of faForEachPart keep the diagonal of a causal band cheap).
+ */
+inline constexpr int64_t kFaForwardRows = 192, kFaForwardCols = 192;
+inline constexpr int64_t kFaBackwardRows = 192, kFaBackwardCols = 192;
 
 /**
  * Rows [row0, row0 + rows) of (b, head) of `view`, columns [0, cols), widened exactly to fp32 into dst (row r at
@@ -20,6 +25,20 @@ inline constexpr int64_t kFaColBlock = 64;
  */
 void faLoadRows(const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows, int64_t cols, float* dst,
                 int64_t ld);
+
+/**
+ * The same rows as fp32 rows for a tile product: the view's own memory when it is fp32 with unit column stride and
+ * rows at least `cols` apart (*ld = its row stride), else faLoadRows into `buffer` (*ld = bufferLd).
+ */
+const float* faRowsForProduct(const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows, int64_t cols,
+                              float* buffer, int64_t bufferLd, int64_t* ld);
+
+/**
+ * Rows of q or k with their rope columns (dRope > 0: loaded into `buffer` as d + dRope columns, *ld = d + dRope),
+ * else faRowsForProduct of `main`.
+ */
+const float* faRowsWithRope(const FaView& main, const FaView& rope, int64_t d, int64_t dRope, int64_t b, int64_t head,
+                            int64_t row0, int64_t rows, float* buffer, int64_t* ld);
 
 /** The reverse: src rows rounded once (nearest even) to the view's dtype and stored. */
 void faStoreRows(const float* src, int64_t ld, const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows,
@@ -41,6 +60,43 @@ FaTileKind faClassifyTile(const FaProblem& problem, const FaBatch& batch, int64_
 
 /** The query rows [first, last) that may keep some column of [c0, c1) by the band (all rows without a band). */
 void faBandRows(const FaProblem& problem, const FaBatch& batch, int64_t c0, int64_t c1, int64_t* first, int64_t* last);
+
+/** The columns of [c0, c1) that some row of [r0, r1) may keep by the band: [*lo, *hi) (all without a band). */
+void faBandCols(const FaProblem& problem, const FaBatch& batch, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                int64_t* lo, int64_t* hi);
+
+/** Rows of a strip: a Partial band tile is cut into strips of this many rows, each with its own column range. */
+inline constexpr int64_t kFaStripRows = 48;
+
+/**
+ * Calls fn(rowOffset, rows, c0, cols, kind) for the parts of a tile of rows [r0, r0 + rows) x columns
+ * [c0, c0 + cols) that are not Skip: the whole tile, or for a Partial tile with a band (on or near the diagonal),
+ * strips of kFaStripRows rows with the columns the band leaves them, so that the masked corner is not computed.
+ */
+template <class Fn>
+void faForEachPart(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
+                   int64_t c0, int64_t cols, FaTileKind kind, const Fn& fn) {
+  if (kind == FaTileKind::Skip) return;
+  if (kind != FaTileKind::Partial || !problem.band) {
+    fn(int64_t{0}, rows, c0, cols, kind);
+    return;
+  }
+  for (int64_t offset = 0; offset < rows; offset += kFaStripRows) {
+    const int64_t height = rows - offset < kFaStripRows ? rows - offset : kFaStripRows;
+    int64_t lo = 0, hi = 0;
+    faBandCols(problem, batch, r0 + offset, r0 + offset + height, c0, c0 + cols, &lo, &hi);
+    if (lo >= hi) continue;
+    const FaTileKind part = faClassifyTile(problem, batch, b, n1, r0 + offset, r0 + offset + height, lo, hi);
+    if (part != FaTileKind::Skip) fn(offset, height, lo, hi - lo, part);
+  }
+}
+
+/**
+ * Turns a raw score tile x = Q K^T into the softmax kernels' input: the pse and the scale (faPseTile), and for a
+ * Partial tile the scale then the mask (-Inf). Returns the scale the kernels still have to apply (1 when done here).
+ */
+float faPrepareScores(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
+                      int64_t c0, int64_t cols, FaTileKind kind, float* s, int64_t ld);
 
 /** Sets the masked elements of a score tile (rows r0.., columns c0.., batch-relative) to -Inf. */
 void faMaskTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,

@@ -1,0 +1,41 @@
+// faExp (fa_exp.h), written once as a template over an "ops" type (scalar float or a SIMD vector). Included once per
+// Highway target (foreach_target), hence the toggle guard: the template must be compiled inside each target's
+// region, or GCC keeps the vector operations it calls out of line. The scalar kernels include it for the static
+// target and instantiate it with float.
+#if defined(GRADKIT_OPS_FLASH_ATTENTION_KERNELS_FA_EXP_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef GRADKIT_OPS_FLASH_ATTENTION_KERNELS_FA_EXP_INL_H_
+#undef GRADKIT_OPS_FLASH_ATTENTION_KERNELS_FA_EXP_INL_H_
+#else
+#define GRADKIT_OPS_FLASH_ATTENTION_KERNELS_FA_EXP_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "ops/flash_attention/kernels/fa_exp.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace gradkit::kernels::HWY_NAMESPACE {
+
+/**
+ * exp(x) lane by lane. `Ops` provides: V, set(float), add, sub, mul, fma(a, b, c) = a * b + c rounded once,
+ * clamp(x, lo, hi) (any value for NaN lanes), scaleByPow2(y, shifted) = y * 2^n1 * 2^n2 where n is the integer
+ * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, and keepNaN(x, y) = isnan(x) ? x : y.
+ */
+template <class Ops>
+HWY_INLINE typename Ops::V faExp(const Ops& o, typename Ops::V x) {
+  using V = typename Ops::V;
+  const V xc = o.clamp(x, kFaExpLow, kFaExpHigh);
+  const V shifted = o.add(o.mul(xc, o.set(kFaExpLog2e)), o.set(kFaExpRoundMagic));
+  const V n = o.sub(shifted, o.set(kFaExpRoundMagic));
+  V r = o.fma(n, o.set(-kFaExpLn2Hi), xc);
+  r = o.fma(n, o.set(-kFaExpLn2Lo), r);
+  V p = o.set(kFaExpPoly[0]);
+  for (int i = 1; i < kFaExpPolyTerms; ++i) p = o.fma(p, r, o.set(kFaExpPoly[i]));
+  V y = o.fma(p, o.mul(r, r), r);
+  y = o.add(y, o.set(1.0f));
+  return o.keepNaN(x, o.scaleByPow2(y, shifted));
+}
+
+}  // namespace gradkit::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // GRADKIT_OPS_FLASH_ATTENTION_KERNELS_FA_EXP_INL_H_
