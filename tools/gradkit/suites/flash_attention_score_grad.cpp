@@ -100,9 +100,11 @@ OpDescriptor flashAttentionScoreGrad() {
         const double flops = static_cast<double>(6 * fc.d + 4 * fc.dv) * *pairs;
         return Work{bytes, flops, c.spec("query").dtype == ACL_BF16};
       };
-      call.benchNote = [fc, pairs](double, const BenchContext&, BenchRow& row) {
+      call.benchNote = [fc, pairs, heads](double, const BenchContext&, BenchRow& row) {
         const double all = static_cast<double>(fc.n1) * static_cast<double>(fc.s1) * static_cast<double>(fc.s2);
         std::string note = "FLOPs count unmasked pairs (" + formatNumber(100.0 * *pairs / all) + "%)";
+        note += heads == 0 ? "; not golden-checked"
+                           : "; golden-checked on " + std::to_string(heads) + " of " + std::to_string(fc.n1) + " heads";
         const double rss = peakRssBytes();
         if (rss > 0.0) note += "; peak RSS " + mib(rss);
         row.note += (row.note.empty() ? "" : "; ") + note;
