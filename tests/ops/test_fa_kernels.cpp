@@ -3,7 +3,8 @@
 // with fully masked rows), prefix, mask tensors (broadcast and per head, fully masked rows), pse tables (fp32, bf16,
 // before / after the scale, the compressed ALiBi rows), slopes and sqrt slopes, packed and Philox dropout, GQA,
 // D != DV, rope, TND batches with s1 = 0 and s2 = 0, tails, fp32 / fp16 / bf16 inputs and outputs, BSND and strided
-// views. Then the bits: 1, 2 and 3 threads and the scalar table give the same bytes; the exp against std::exp.
+// views. Then the bits: 1, 2 and 3 threads and the scalar table (TileGemm's scalar reference and the scalar softmax)
+// give the same bytes as the SIMD table; the exp against std::exp.
 #include <gtest/gtest.h>
 
 #include <cfloat>

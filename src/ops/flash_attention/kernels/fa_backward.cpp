@@ -5,8 +5,9 @@
 //      dS = P o (dP * keep * dropScale - D) * scale, dK += dS^T Q, dQ_chunk += dS K. dK and dV of a key block are
 //      finished inside the task and rounded once; dQ goes to the chunk's own fp32 accumulator;
 //   C  dq = the chunks' accumulators summed in chunk order, rounded once (tasks: batch, query head, query block).
-// The chunk count depends on the shape only (enough tasks when B * N2 is small), every task writes its own memory, so
-// the bits never depend on the thread count; workers take tasks from a shared counter.
+// The chunk count depends on the shape only (enough tasks when B * N2 is small, while the chunks' accumulators stay
+// within 64 MiB or one dq), every task writes its own memory, so the bits never depend on the thread count; workers
+// take tasks from a shared counter. Extra memory: per worker the tiles, plus D and the dQ accumulators.
 #include <algorithm>
 #include <atomic>
 #include <cfloat>
@@ -24,6 +25,8 @@ constexpr int64_t kRows = kFaBackwardRows, kCols = kFaBackwardCols;
 
 /** Tasks wanted from pass B: batches x kv heads x key chunks reach this when the keys allow. */
 constexpr int64_t kTargetTasks = 8;
+/** A batch splits its keys into more than one chunk only while its chunks' dQ accumulators stay within this. */
+constexpr int64_t kChunkAccumulatorBytes = int64_t{64} << 20;
 
 /** One worker's buffers. */
 struct BackwardSlot {
@@ -102,7 +105,8 @@ Layout layoutOf(const FaProblem& p) {
   const int64_t wanted = ceilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
   for (const FaBatch& batch : p.batches) {
     const int64_t keyBlocks = ceilDiv(batch.s2, kCols);
-    const int64_t chunks = std::min(keyBlocks, wanted);
+    const int64_t chunkBytes = std::max<int64_t>(1, p.n1 * batch.s1 * d.dq * static_cast<int64_t>(sizeof(float)));
+    const int64_t chunks = std::min({keyBlocks, wanted, std::max<int64_t>(1, kChunkAccumulatorBytes / chunkBytes)});
     layout.chunks.push_back(chunks);
     layout.dqOffset.push_back(layout.dqFloats);
     layout.dOffset.push_back(layout.dFloats);
@@ -284,7 +288,7 @@ class Backward {
     score.n = cols;
     score.lda = ldq;
     score.ldb = keys.ldk;
-    faRunGemm(score, q, keys.k, slot.p, slot.gemm);
+    kernels_.gemm(score, q, keys.k, slot.p, slot.gemm);
     const float kernelScale = faPrepareScores(p_, batch, task.b, n1, r0, rows, c0, cols, kind, slot.p, ld);
     kernels_.backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
 
@@ -305,14 +309,14 @@ class Backward {
     dValue.m = cols;
     dValue.k = rows;
     dValue.ldb = ldy;
-    faRunGemm(dValue, pd, dy, slot.dv + keyOffset * dv, slot.gemm);
+    kernels_.gemm(dValue, pd, dy, slot.dv + keyOffset * dv, slot.gemm);
 
     FaGemm dProb = dProbGemm(dims_);
     dProb.m = rows;
     dProb.n = cols;
     dProb.lda = ldy;
     dProb.ldb = keys.ldv;
-    faRunGemm(dProb, dy, keys.v, slot.ds, slot.gemm);
+    kernels_.gemm(dProb, dy, keys.v, slot.ds, slot.gemm);
     const float* dRow = dBuffer_ + layout_.dOffset[static_cast<size_t>(task.b)] + n1 * batch.s1 + r0;
     const float scale = p_.scale;
     for (int64_t r = 0; r < rows; ++r) {
@@ -331,13 +335,13 @@ class Backward {
     dKey.m = cols;
     dKey.k = rows;
     dKey.ldb = ldq;
-    faRunGemm(dKey, slot.ds, q, slot.dk + keyOffset * dq, slot.gemm);
+    kernels_.gemm(dKey, slot.ds, q, slot.dk + keyOffset * dq, slot.gemm);
     FaGemm dQuery = dQueryGemm(dims_);
     dQuery.m = rows;
     dQuery.k = cols;
     dQuery.ldb = keys.ldk;
     float* dqRows = dqAccumulator(task.b, task.chunk, n1) + r0 * dq;
-    faRunGemm(dQuery, slot.ds, keys.k, dqRows, slot.gemm);
+    kernels_.gemm(dQuery, slot.ds, keys.k, dqRows, slot.gemm);
   }
 
   const FaProblem& p_;

@@ -85,7 +85,7 @@ void runTile(const FaProblem& p, const FaSoftmaxKernels& kernels, const Task& ta
   score.n = t.cols;
   score.lda = ldq;
   score.ldb = ldk;
-  faRunGemm(score, q, k, slot.s, slot.gemm);
+  kernels.gemm(score, q, k, slot.s, slot.gemm);
   const float kernelScale =
       faPrepareScores(p, batch, task.b, task.n1, t.r0, t.rows, t.c0, t.cols, t.kind, slot.s, kCols);
   float* rowAlpha = slot.rowAlpha + offset;
@@ -110,7 +110,7 @@ void runTile(const FaProblem& p, const FaSoftmaxKernels& kernels, const Task& ta
   value.m = t.rows;
   value.k = t.cols;
   value.ldb = ldv;
-  faRunGemm(value, slot.s, v, slot.acc + offset * dv, slot.gemm);
+  kernels.gemm(value, slot.s, v, slot.acc + offset * dv, slot.gemm);
 }
 
 void runTask(const FaProblem& p, const FaForwardIo& io, const FaSoftmaxKernels& kernels, const Task& task,

@@ -1,5 +1,4 @@
-// The flash attention entry points with an explicit softmax kernel table (tests compare the tables), and the tile
-// product both kernels use.
+// The flash attention entry points with an explicit kernel table (tests compare the tables), and the tile products.
 #pragma once
 
 #include <cstddef>
@@ -18,16 +17,11 @@ void faForwardWith(const FaProblem& problem, const FaForwardIo& io, void* scratc
 void faBackwardWith(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads,
                     const FaSoftmaxKernels& kernels);
 
-/** One fp32 tile product on the calling thread through TileGemm: C = op(A) op(B) (+ C when accumulate). */
-struct FaGemm {
-  int64_t m = 0, n = 0, k = 0;
-  bool transA = false, transB = false;
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  bool accumulate = false;
-};
-
-/** Runs `g` (scratch: at least faGemmScratchBytes(g) bytes for the same or a larger shape). */
+/** Runs `g` through TileGemm (scratch: faGemmScratchBytes of the same or a larger shape); kFaSimdKernels.gemm. */
 void faRunGemm(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
+
+/** Runs `g` with TileGemm's scalar reference (same bits, no scratch); kFaScalarKernels.gemm. */
+void faRunGemmScalar(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
 
 /** TileGemm's scratch for `g`. */
 size_t faGemmScratchBytes(const FaGemm& g);

@@ -1,6 +1,7 @@
-// The flash attention kernels that are not matrix products: the softmax of a score tile, forward (online: running
-// max and sum) and backward (P from the given statistics). Two tables with the same bits: Highway (x86 from AVX2 on;
-// other targets run the scalar code) and the plain scalar reference (GRADKIT_FORCE_SCALAR=1).
+// The flash attention kernel tables: the tile product (TileGemm) and the softmax of a score tile, forward (online:
+// running max and sum) and backward (P from the given statistics). Two tables with the same bits: Highway (TileGemm's
+// dispatched kernel; the softmax on x86 from AVX2 on, other targets run the scalar code) and the plain scalar
+// reference (GRADKIT_FORCE_SCALAR=1).
 //
 // Numerics of both tables (element order inside a row matters only for the two reductions):
 //   v        = x * scale                                   (fp32; masked scores are -Inf and stay -Inf)
@@ -14,6 +15,14 @@
 #include <cstdint>
 
 namespace gradkit::kernels {
+
+/** One fp32 tile product on the calling thread through TileGemm: C = op(A) op(B) (+ C when accumulate). */
+struct FaGemm {
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  bool accumulate = false;
+};
 
 /** Columns of the stripes of a row reduction. */
 inline constexpr int kFaStripes = 8;
@@ -46,6 +55,7 @@ struct FaBackwardRows {
 };
 
 struct FaSoftmaxKernels {
+  void (*gemm)(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
   void (*forwardRows)(const FaForwardRows& tile);
   void (*backwardRows)(const FaBackwardRows& tile);
   void (*exp)(const float* x, float* y, int64_t count);  // faExp element-wise (for tests)

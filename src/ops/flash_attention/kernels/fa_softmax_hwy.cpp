@@ -12,6 +12,7 @@
 
 #include "hwy/highway.h"
 #include "ops/flash_attention/kernels/fa_exp-inl.h"
+#include "ops/flash_attention/kernels/fa_run.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -150,7 +151,7 @@ void expSimd(const float* x, float* y, int64_t count) {
 
 }  // namespace
 
-const FaSoftmaxKernels kFaSimdKernels{forwardRowsSimd, backwardRowsSimd, expSimd};
+const FaSoftmaxKernels kFaSimdKernels{faRunGemm, forwardRowsSimd, backwardRowsSimd, expSimd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

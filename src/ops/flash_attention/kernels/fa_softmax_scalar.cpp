@@ -8,6 +8,7 @@
 #include "core/kernel_select.h"
 #include "hwy/highway.h"
 #include "ops/flash_attention/kernels/fa_exp-inl.h"
+#include "ops/flash_attention/kernels/fa_run.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
 
 namespace gradkit::kernels {
@@ -111,7 +112,7 @@ float newRowMax(float m, float t, float* alpha) {
 
 }  // namespace fa_detail
 
-const FaSoftmaxKernels kFaScalarKernels{forwardRowsScalar, backwardRowsScalar, expScalar};
+const FaSoftmaxKernels kFaScalarKernels{faRunGemmScalar, forwardRowsScalar, backwardRowsScalar, expScalar};
 
 const FaSoftmaxKernels& faKernels() { return chooseKernels(kFaSimdKernels, kFaScalarKernels); }
 
