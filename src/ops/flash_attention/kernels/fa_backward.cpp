@@ -177,6 +177,7 @@ void rowDots(const FaBackwardIo& io, const FaBatch& batch, const RowTask& task, 
 
 struct ChunkTask {
   int64_t b, n2, chunk;
+  int64_t cost;  // query rows x key blocks the band leaves it (for the order only)
 };
 
 class Backward {
@@ -377,9 +378,22 @@ void faBackwardWith(const FaProblem& p, const FaBackwardIo& io, void* scratch, i
   std::vector<ChunkTask> chunks;
   for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
     for (int64_t n2 = 0; n2 < p.n2; ++n2) {
-      for (int64_t c = 0; c < layout.chunks[static_cast<size_t>(b)]; ++c) chunks.push_back({b, n2, c});
+      const FaBatch& batch = p.batches[static_cast<size_t>(b)];
+      const int64_t count = layout.chunks[static_cast<size_t>(b)], keyBlocks = ceilDiv(batch.s2, kCols);
+      for (int64_t c = 0; c < count; ++c) {
+        int64_t cost = 0;
+        for (int64_t block = c * keyBlocks / count; block < (c + 1) * keyBlocks / count; ++block) {
+          int64_t first = 0, last = 0;
+          faBandRows(p, batch, block * kCols, std::min(batch.s2, (block + 1) * kCols), &first, &last);
+          cost += last - first;
+        }
+        chunks.push_back({b, n2, c, cost});
+      }
     }
   }
+  // Costliest first, so that no worker starts a long task at the end (who runs a task never changes its bits).
+  std::stable_sort(chunks.begin(), chunks.end(),
+                   [](const ChunkTask& x, const ChunkTask& y) { return x.cost > y.cost; });
   runTasks(p, slots, layout.slotBytes, threads, static_cast<int64_t>(chunks.size()),
            [&](int64_t t, const BackwardSlot& slot) { backward.chunk(chunks[static_cast<size_t>(t)], slot); });
 

@@ -67,6 +67,7 @@ size_t slotBytes(const FaProblem& p) {
 
 struct Task {
   int64_t b, n1, r0;
+  int64_t cost;  // score elements the band leaves it (for the order only)
 };
 
 /** A tile (or strip) of a task: rows [r0, r0 + rows) x columns [c0, c0 + cols), batch-relative. */
@@ -168,9 +169,17 @@ void faForwardWith(const FaProblem& p, const FaForwardIo& io, void* scratch, int
   for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
     const FaBatch& batch = p.batches[static_cast<size_t>(b)];
     for (int64_t n1 = 0; n1 < p.n1; ++n1) {
-      for (int64_t r0 = 0; r0 < batch.s1; r0 += kRows) tasks.push_back({b, n1, r0});
+      for (int64_t r0 = 0; r0 < batch.s1; r0 += kRows) {
+        const int64_t rows = std::min(kRows, batch.s1 - r0);
+        int64_t lo = 0, hi = 0;
+        faBandCols(p, batch, r0, r0 + rows, 0, batch.s2, &lo, &hi);
+        tasks.push_back({b, n1, r0, rows * (hi - lo)});
+      }
     }
   }
+  // Costliest first (a causal band's last query blocks), so that no worker starts a long task at the end. The order
+  // changes who runs a task, never what it computes.
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& x, const Task& y) { return x.cost > y.cost; });
   const int workers = std::max(1, threads);
   const size_t bytes = slotBytes(p);
   std::atomic<int64_t> next{0};
