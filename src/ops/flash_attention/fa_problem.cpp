@@ -133,7 +133,7 @@ FaView maskView(const aclTensor& mask) {
   return view;
 }
 
-void setPse(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
+void setPse(const FaCall& call, const FaPlanSizes& sizes, FaProblem& problem) {
   kernels::FaPse& pse = problem.pse;
   if (call.pse == nullptr || call.pse->dim() == 0) return;
   const aclTensor& t = *call.pse;
@@ -175,7 +175,7 @@ void setPse(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
   }
 }
 
-void setDropout(const FaCall& call, const FaSizes& sizes, const uint8_t* dropBits, FaProblem& problem) {
+void setDropout(const FaCall& call, const FaPlanSizes& sizes, const uint8_t* dropBits, FaProblem& problem) {
   kernels::FaDropout& dropout = problem.dropout;
   const auto keep = static_cast<float>(call.keepProb);
   if (keep >= 1.0f) return;
@@ -201,7 +201,7 @@ void setDropout(const FaCall& call, const FaSizes& sizes, const uint8_t* dropBit
   }
 }
 
-void setStatistics(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
+void setStatistics(const FaCall& call, const FaPlanSizes& sizes, FaProblem& problem) {
   const int64_t lanes = 8;
   for (size_t b = 0; b < problem.batches.size(); ++b) {
     FaBatch& batch = problem.batches[b];
@@ -246,11 +246,11 @@ FaCall faCallOf(const FagArgs& args) {
   return call;
 }
 
-FaSizes faSizesOf(const FaCall& call) {
+FaPlanSizes faPlanSizesOf(const FaCall& call) {
   const aclTensor& q = *call.query;
   const aclTensor& k = *call.key;
   const aclTensor& v = *call.value;
-  FaSizes sizes;
+  FaPlanSizes sizes;
   sizes.n1 = call.headNum;
   const auto last = [](const aclTensor& t) { return t.viewDims.back(); };
   switch (call.layout) {
@@ -314,7 +314,7 @@ FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim) {
 }
 
 FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
-  const FaSizes sizes = faSizesOf(call);
+  const FaPlanSizes sizes = faPlanSizesOf(call);
   FaProblem problem;
   problem.n1 = sizes.n1;
   problem.n2 = sizes.n2;

@@ -9,11 +9,10 @@
 
 #include "aclnn/aclnn_base.h"
 #include "ops/flash_attention/fa_args.h"
+#include "ops/flash_attention/fa_check_common.h"  // FaLayout
 #include "ops/flash_attention/kernels/fa_kernel.h"
 
 namespace gradkit::ops {
-
-enum class FaLayout { BNSD, BSND, BSH, SBH, TND };
 
 /** The arguments both directions share, taken from FaArgs or FagArgs. */
 struct FaCall {
@@ -46,10 +45,10 @@ FaCall faCallOf(const FagArgs& args);
 FaLayout faLayoutOf(const char* inputLayout);
 
 /** The sizes every layout implies (spec 2.5). */
-struct FaSizes {
+struct FaPlanSizes {
   int64_t batch = 0, n1 = 0, n2 = 0, s1 = 0, s2 = 0, d = 0, dv = 0, dRope = 0;
 };
-FaSizes faSizesOf(const FaCall& call);
+FaPlanSizes faPlanSizesOf(const FaCall& call);
 
 /** A tensor of `call`'s layout with head dim `headDim`, as [batch][head][row][col]. */
 kernels::FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim);
