@@ -251,6 +251,11 @@ TEST(FaKernels, Dropout) {
   c.dropout = FaDropoutKind::Philox;
   c.keepProb = 0.9f;
   checkCase(c, "philox dropout");
+  c.lengths = {{230, 420}};  // a window: strips start at unaligned stream bytes, rows span several 256-byte chunks
+  c.band = true;
+  c.bandLeft = 60;
+  c.bandRight = 290;
+  checkCase(c, "philox dropout window");
 }
 
 TEST(FaKernels, Rope) {

@@ -13,7 +13,8 @@ namespace gradkit::kernels {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr int64_t kPseChunk = 64;  // columns of pse computed at a time
+constexpr int64_t kPseChunk = 64;         // columns of pse computed at a time
+constexpr int64_t kKeepChunkBlocks = 16;  // Philox blocks generated at a time (256 stream bytes)
 
 size_t elementBytes(aclDataType dtype) { return dtype == ACL_FLOAT ? 4 : 2; }
 
@@ -280,21 +281,26 @@ void faKeepTile(const FaDropout& dropout, const FaBatch& batch, int64_t n1, int6
       }
       continue;
     }
-    // Philox: one block gives the 16 stream bytes 16 t .. 16 t + 15.
+    // Philox: block t gives stream bytes 16 t .. 16 t + 15 (words x, y, z, w, each least significant byte first).
+    // The row's blocks are generated into bytes first, then compared in a loop the compiler vectorises.
     const philox::Counter base = {static_cast<uint32_t>(dropout.counterLow),
                                   static_cast<uint32_t>(dropout.counterLow >> 32), 0, 0};
     const philox::Key key = {dropout.key[0], dropout.key[1]};
-    int64_t j = 0;
-    while (j < cols) {
-      const uint64_t e = e0 + static_cast<uint64_t>(j);
-      const philox::Counter words = philox::block<7>(philox::addToCounter(base, e / 16), key);
-      uint8_t bytes[16];
-      for (int w = 0; w < 4; ++w) {
-        for (int k = 0; k < 4; ++k) bytes[4 * w + k] = static_cast<uint8_t>(words[w] >> (8 * k));
+    for (int64_t done = 0; done < cols;) {
+      alignas(64) uint8_t bytes[kKeepChunkBlocks * 16];
+      const uint64_t at = e0 + static_cast<uint64_t>(done), block0 = at / 16, skip = at % 16;
+      const int64_t width = std::min<int64_t>(cols - done, kKeepChunkBlocks * 16 - static_cast<int64_t>(skip));
+      const uint64_t blocks = (skip + static_cast<uint64_t>(width) + 15) / 16;
+      for (uint64_t t = 0; t < blocks; ++t) {
+        const philox::Counter words = philox::block<7>(philox::addToCounter(base, block0 + t), key);
+        for (int w = 0; w < 4; ++w) {
+          for (int k = 0; k < 4; ++k) bytes[16 * t + 4 * w + k] = static_cast<uint8_t>(words[w] >> (8 * k));
+        }
       }
-      for (auto at = static_cast<int64_t>(e % 16); at < 16 && j < cols; ++at, ++j) {
-        out[j] = bytes[at] <= dropout.threshold ? 1.0f : 0.0f;
-      }
+      const uint8_t* from = bytes + skip;
+      const auto threshold = static_cast<uint8_t>(dropout.threshold);
+      for (int64_t j = 0; j < width; ++j) out[done + j] = from[j] <= threshold ? 1.0f : 0.0f;
+      done += width;
     }
   }
 }
