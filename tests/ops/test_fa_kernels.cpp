@@ -16,6 +16,7 @@
 
 #include "ops/fa_kernel_test_util.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
+#include "ops/flash_attention/kernels/fa_tile.h"
 
 namespace gradkit::test::fa {
 namespace {
@@ -293,6 +294,38 @@ TEST(FaKernels, NarrowDtypesAndLayouts) {
   c.colStride = 2;
   c.bsnd = true;
   checkCase(c, "fp32 strided bsnd");
+}
+
+// The keep tile alone, wider than any kernel tile: rows longer than one chunk of generated stream bytes, unaligned
+// starts, a counter that carries into its second word; packed bits at unaligned bit offsets.
+TEST(FaKernelTiles, KeepTileIsFaKeep) {
+  kernels::FaDropout drop;
+  FaBatch batch;
+  batch.s1 = 7;
+  batch.dropRowLength = 608;
+  batch.dropBase = 48;
+  std::vector<uint8_t> bits(4096);
+  std::mt19937 rng(3);
+  for (uint8_t& byte : bits) byte = static_cast<uint8_t>(rng());
+  for (const FaDropoutKind kind : {FaDropoutKind::Philox, FaDropoutKind::Packed}) {
+    drop.kind = kind;
+    drop.bits = bits.data();
+    drop.key[0] = 77;
+    drop.key[1] = 5;
+    drop.counterLow = (uint64_t{1} << 32) - 40;
+    drop.threshold = 200;
+    const int64_t rows = 3, c0 = 5, cols = 600, ld = 601, n1 = 2, r0 = 1;
+    std::vector<float> keep(static_cast<size_t>(rows * ld), -1.0f);
+    kernels::faKeepTile(drop, batch, n1, r0, rows, c0, cols, keep.data(), ld);
+    int mismatches = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const float want = kernels::faKeep(drop, batch, n1, r0 + r, c0 + j) ? 1.0f : 0.0f;
+        mismatches += keep[static_cast<size_t>(r * ld + j)] != want ? 1 : 0;
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << (kind == FaDropoutKind::Philox ? "philox" : "packed");
+  }
 }
 
 // ---- bits ----
