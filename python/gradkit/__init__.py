@@ -1,7 +1,7 @@
 """gradkit: Huawei CANN's aclnn operators on the CPU, from Python (docs/python.md).
 
   gradkit.relu, gradkit.dropout, gradkit.mhc_pre,
-  gradkit.compressor                               torch.autograd functions (need torch)
+  gradkit.compressor, gradkit.flash_attention      torch.autograd functions (need torch)
   gradkit.ops                                      the raw operators, on torch tensors or numpy arrays
   gradkit.torch_npu                                torch_npu's names and keywords for the same operators
   gradkit.cann_ops_transformer                     the names of upstream's torch extension (compressor)
@@ -26,7 +26,7 @@ except ImportError:  # numpy only: the raw operators
     pass
 else:
     from . import cann_ops_transformer, torch_npu
-    from .autograd import compressor, dropout, mhc_pre, relu
+    from .autograd import compressor, dropout, flash_attention, flash_attention_causal_mask, mhc_pre, relu
 
 __all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "torch_npu",
-           "compressor", "cann_ops_transformer"]
+           "compressor", "flash_attention", "flash_attention_causal_mask", "cann_ops_transformer"]

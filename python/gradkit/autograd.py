@@ -2,14 +2,15 @@
 gradkit's kernels run inside an ordinary PyTorch training step (CPU tensors, any strides).
 
 Each user function carries its pieces as attributes: `.Function` (the autograd.Function), `.forward_op` and
-`.backward_op` (the raw operators of gradkit.ops it calls). Operators still to come (flash attention) follow the
-same pattern: a Function class calling gradkit.ops, a function with those three attributes, an entry
-in __all__ and in gradkit/__init__.py."""
+`.backward_op` (the raw operators of gradkit.ops it calls). A new operator follows the same pattern: a Function
+class calling gradkit.ops, a function with those three attributes, an entry in __all__ and in gradkit/__init__.py."""
+import math
+
 import torch
 
 from . import ops
 
-__all__ = ["relu", "dropout", "mhc_pre", "compressor"]
+__all__ = ["relu", "dropout", "mhc_pre", "compressor", "flash_attention"]
 
 
 def _attach(function, autograd_function, forward_op, backward_op):
@@ -153,3 +154,60 @@ def compressor(x, wkv, wgate, ape, cmp_ratio, *, state_cache=None, state_block_t
 
 
 _attach(compressor, CompressorFunction, ops.compressor, ops.compressor_grad)
+
+
+class FlashAttentionFunction(torch.autograd.Function):
+    """The flash attention forward (gradkit.ops.flash_attention_score) and backward (flash_attention_score_grad),
+    fed the forward's attention_out, softmax_max and softmax_sum and, for dropout, its seed and offset (or packed
+    mask), so both directions use the same keep mask. Gradients for query, key and value; pse, masks and the
+    per-batch values get none (upstream computes no pse gradient)."""
+
+    @staticmethod
+    def forward(ctx, query, key, value, pse, atten_mask, drop_mask, head_num, input_layout, options):
+        out = ops.flash_attention_score(query, key, value, head_num, input_layout, pse=pse, atten_mask=atten_mask,
+                                        drop_mask=drop_mask, **options)
+        ctx.save_for_backward(query, key, value, pse, atten_mask, drop_mask, out.attention_out, out.softmax_max,
+                              out.softmax_sum)
+        ctx.head_num, ctx.input_layout = head_num, input_layout
+        ctx.options = dict(options, seed=out.seed, offset=out.offset)
+        return out.attention_out
+
+    @staticmethod
+    def backward(ctx, dy):
+        query, key, value, pse, atten_mask, drop_mask, out, softmax_max, softmax_sum = ctx.saved_tensors
+        grads = ops.flash_attention_score_grad(query, key, value, dy.contiguous(), ctx.head_num, ctx.input_layout,
+                                               softmax_max, softmax_sum, out, pse=pse, atten_mask=atten_mask,
+                                               drop_mask=drop_mask, **ctx.options)
+        return grads.dq, grads.dk, grads.dv, None, None, None, None, None, None
+
+
+def flash_attention(query, key, value, head_num, input_layout="BNSD", *, pse=None, atten_mask=None, scale=None,
+                    keep_prob=1.0, pre_tokens=ops.FA_NO_WINDOW, next_tokens=ops.FA_NO_WINDOW, sparse_mode=0,
+                    pse_type=1, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, q_start_idx=None,
+                    kv_start_idx=None, drop_mask=None, seed=None, offset=0, inner_precise=0):
+    """Flash attention with autograd (aclnnFlashAttentionScore* + aclnnFlashAttentionScoreGrad*, docs/python.md):
+    returns attention_out in query's dtype and layout. Arguments as gradkit.ops.flash_attention_score, except scale:
+    None means 1/sqrt(D) (D = query's head dim). Causal attention: sparse_mode=3 (or 2) with the [2048, 2048]
+    template as atten_mask (flash_attention_causal_mask()). Dropout: keep_prob < 1 draws the keep mask from the Philox
+    stream of (seed, offset) (seed None: from torch's global generator) in the forward, and the backward draws the
+    same one; or give drop_mask (packed keep bits). Gradients flow to query, key and value (float32, float16,
+    bfloat16)."""
+    if scale is None:
+        scale = 1.0 / math.sqrt(ops.flash_attention_dims(query, key, value, head_num, input_layout,
+                                                         actual_seq_qlen)[4])
+    if float(keep_prob) < 1.0 and drop_mask is None and seed is None:
+        seed = int(torch.randint(0, 2**62, (1,), dtype=torch.int64).item())
+    options = dict(scale=float(scale), keep_prob=float(keep_prob), pre_tokens=int(pre_tokens),
+                   next_tokens=int(next_tokens), sparse_mode=int(sparse_mode), pse_type=int(pse_type), prefix=prefix,
+                   actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx,
+                   kv_start_idx=kv_start_idx, seed=seed, offset=int(offset), inner_precise=int(inner_precise))
+    return FlashAttentionFunction.apply(query, key, value, pse, atten_mask, drop_mask, int(head_num),
+                                        str(input_layout), options)
+
+
+def flash_attention_causal_mask():
+    """The compressed causal mask of sparse modes 2, 3 and 4: bool [2048, 2048], True above the diagonal."""
+    return torch.ones(2048, 2048, dtype=torch.bool).triu(1)
+
+
+_attach(flash_attention, FlashAttentionFunction, ops.flash_attention_score, ops.flash_attention_score_grad)

@@ -4,7 +4,7 @@ given outputs may have any strides and are written in place. Failures raise grad
 status and the aclGetRecentErrMsg() text."""
 from collections import namedtuple
 
-from . import _C
+from . import _C, _arrays
 from ._arrays import arg, empty, empty_like_dtype, is_torch, random_seed, result, shape_of, zeros
 
 # DropoutPath / DropoutBackwardPath values of include/gradkit/native_dropout.h, by name.
@@ -262,3 +262,136 @@ def _broadcast_shape(a, b):
             raise ValueError(f"shapes {a} and {b} do not broadcast")
         shape.append(y if x == 1 else x)
     return tuple(shape)
+
+
+# ------------------------------------------------------------------------------------------------ flash attention
+
+FlashAttentionResult = namedtuple("FlashAttentionResult", "attention_out softmax_max softmax_sum seed offset api")
+FlashAttentionGrads = namedtuple("FlashAttentionGrads", "dq dk dv api")
+
+FA_NO_WINDOW = 2147483647  # pre / next tokens: no band (upstream's IR default)
+
+
+def flash_attention_dims(query, key, value, head_num, input_layout, actual_seq_qlen=None):
+    """(B, S1, N1, N2, D, D_V) of a flash attention call (spec fag.md 2.5); TND: B = len(actual_seq_qlen), S1 = the
+    longest query length."""
+    q, k, v = shape_of(query), shape_of(key), shape_of(value)
+    n1 = int(head_num)
+    if input_layout == "BNSD":
+        return q[0], q[2], n1, k[1], q[3], v[3]
+    if input_layout == "BSND":
+        return q[0], q[1], n1, k[2], q[3], v[3]
+    if input_layout in ("BSH", "SBH"):
+        d = q[2] // n1 if n1 else 0
+        n2 = k[2] // d if d else 0
+        dv = v[2] // n2 if n2 else 0
+        batch, seq = (q[0], q[1]) if input_layout == "BSH" else (q[1], q[0])
+        return batch, seq, n1, n2, d, dv
+    if input_layout == "TND":
+        ends = _int_values(actual_seq_qlen) if actual_seq_qlen is not None else [q[0]]
+        starts = [0] + ends[:-1]
+        longest = max([e - s for s, e in zip(starts, ends)] + [0])
+        return len(ends), longest, n1, k[1], q[2], v[2]
+    raise ValueError(f"input_layout must be BNSD, BSND, BSH, SBH or TND, given {input_layout!r}")
+
+
+def flash_attention_out_shape(query, value, head_num, input_layout, key=None):
+    """attention_out's shape: query's with the head dim D_V of value (BSH / SBH: N1 * D_V)."""
+    q = shape_of(query)
+    if input_layout in ("BSH", "SBH"):
+        _, _, n1, _, _, dv = flash_attention_dims(query, key if key is not None else value, value, head_num,
+                                                  input_layout)
+        return q[:2] + (n1 * dv,)
+    return q[:-1] + (shape_of(value)[-1],)
+
+
+def flash_attention_stats_shape(query, head_num, input_layout):
+    """softmax_max / softmax_sum: [B, N1, S1, 8]; TND [T1, N1, 8] (spec fag.md 2.6)."""
+    q = shape_of(query)
+    if input_layout == "TND":
+        return (q[0], int(head_num), 8)
+    batch, seq = {"BNSD": (0, 2), "BSND": (0, 1), "BSH": (0, 1), "SBH": (1, 0)}[input_layout]
+    return (q[batch], int(head_num), q[seq], 8)
+
+
+def _fa_dropout(query, keep_prob, drop_mask, seed, offset, need_seed):
+    """(philox, seed, offset): dropout drawn from the Philox stream when keep_prob < 1 and no packed mask is given
+    (seed None: drawn from the library's global generator when need_seed allows, else an error)."""
+    philox = float(keep_prob) < 1.0 and drop_mask is None
+    if philox and seed is None:
+        if not need_seed:
+            raise ValueError("keep_prob < 1 without drop_mask needs the forward's seed (and offset)")
+        seed = random_seed(query)
+    return philox, (0 if seed is None else int(seed)), int(offset)
+
+
+def _mask_arg(mask):
+    """atten_mask for gradkit._C: a torch bool tensor read as UINT8 (same bytes; torch 1.13's DLPack has no bool)."""
+    if is_torch(mask) and mask.dtype == _arrays.torch.bool:
+        return arg(mask).view(_arrays.torch.uint8)
+    return arg(mask)
+
+
+def _int_list(values):
+    return None if values is None else _int_values(values)
+
+
+def flash_attention_score(query, key, value, head_num, input_layout, *, pse=None, atten_mask=None, scale=1.0,
+                          keep_prob=1.0, pre_tokens=FA_NO_WINDOW, next_tokens=FA_NO_WINDOW, inner_precise=0,
+                          prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, pse_type=1,
+                          q_start_idx=None, kv_start_idx=None, drop_mask=None, seed=None, offset=0,
+                          softmax_layout="", attention_out=None, softmax_max=None, softmax_sum=None):
+    """The flash attention forward (docs/flash_attention.md; spec fag.md 1.2): attention_out =
+    Dropout(Softmax(Mask(scale * (Q.K^T + pse)))).V per head (pse_type 1; 0: scale * Q.K^T + pse; 2 / 3: ALiBi
+    generated from the slopes in pse), query heads n reading key/value head n // (N1 / N2).
+
+    Layouts BNSD, BSND, BSH, SBH and TND (actual_seq_qlen / actual_seq_kvlen: cumulative end offsets, as upstream);
+    atten_mask bool / uint8 (1 = masked) in the shapes of sparse_mode (0/1: [S1, S2], [1|B, 1|N1, S1, S2]; 2, 3, 4,
+    7, 8: the [2048, 2048] template; 6: [3072, 2048] with prefix); pre_tokens / next_tokens the band of modes 0 / 4.
+    Dropout (keep_prob < 1): with drop_mask (packed UINT8 keep bits, element ((b*N1 + n)*S1 + i)*S2 + j; TND batch
+    blocks) the given mask; without it the Ascend950 Philox stream of (seed, offset) (spec fag.md 3; seed None draws
+    one), through aclnnFlashAttentionScoreV4. softmax_layout "same_as_input" (TND): statistics [T1, N1, 8] in token
+    order. Returns FlashAttentionResult(attention_out (query's dtype), softmax_max, softmax_sum (float32, 8 equal
+    lanes), seed, offset (what the backward needs), api (the entry point run))."""
+    philox, seed, offset = _fa_dropout(query, keep_prob, drop_mask, seed, offset, True)
+    if attention_out is None:
+        attention_out = empty_like_dtype(query, flash_attention_out_shape(query, value, head_num, input_layout, key))
+    stats = flash_attention_stats_shape(query, head_num, input_layout)
+    if softmax_max is None:
+        softmax_max = empty(query, stats, "float32")
+    if softmax_sum is None:
+        softmax_sum = empty(query, stats, "float32")
+    api = _C.flash_attention_score(
+        arg(query), arg(key), arg(value), arg(pse), arg(drop_mask), _mask_arg(atten_mask), _int_list(prefix),
+        _int_list(actual_seq_qlen), _int_list(actual_seq_kvlen), _int_list(q_start_idx), _int_list(kv_start_idx),
+        float(scale), float(keep_prob), int(pre_tokens), int(next_tokens), int(head_num), str(input_layout),
+        int(inner_precise), int(sparse_mode), int(pse_type), str(softmax_layout), philox, seed, offset,
+        arg(softmax_max), arg(softmax_sum), arg(attention_out))
+    return FlashAttentionResult(result(attention_out), softmax_max, softmax_sum, seed, offset, api)
+
+
+def flash_attention_score_grad(query, key, value, dy, head_num, input_layout, softmax_max, softmax_sum,
+                               attention_in, *, pse=None, atten_mask=None, scale=1.0, keep_prob=1.0,
+                               pre_tokens=FA_NO_WINDOW, next_tokens=FA_NO_WINDOW, inner_precise=0, prefix=None,
+                               actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, pse_type=1,
+                               q_start_idx=None, kv_start_idx=None, drop_mask=None, seed=None, offset=0,
+                               softmax_layout="", dq=None, dk=None, dv=None):
+    """The flash attention backward (spec fag.md 1.3) for output gradient dy (attention_out's shape), from the
+    forward's softmax_max, softmax_sum and attention_out (attention_in) and the forward's arguments (the same mask,
+    pse, dropout: the same drop_mask, or the forward's seed and offset). Returns FlashAttentionGrads(dq, dk, dv
+    (query's dtype; dk, dv summed over each key/value head's query group), api). No pse gradient: upstream does not
+    compute one."""
+    philox, seed, offset = _fa_dropout(query, keep_prob, drop_mask, seed, offset, False)
+    if dq is None:
+        dq = empty_like_dtype(query, shape_of(query))
+    if dk is None:
+        dk = empty_like_dtype(query, shape_of(key))
+    if dv is None:
+        dv = empty_like_dtype(query, shape_of(value))
+    api = _C.flash_attention_score_grad(
+        arg(query), arg(key), arg(value), arg(dy), arg(pse), arg(drop_mask), _mask_arg(atten_mask), arg(softmax_max),
+        arg(softmax_sum), arg(attention_in), _int_list(prefix), _int_list(actual_seq_qlen), _int_list(actual_seq_kvlen),
+        _int_list(q_start_idx), _int_list(kv_start_idx), float(scale), float(keep_prob), int(pre_tokens),
+        int(next_tokens), int(head_num), str(input_layout), int(inner_precise), int(sparse_mode), int(pse_type),
+        str(softmax_layout), philox, seed, offset, arg(dq), arg(dk), arg(dv), None)
+    return FlashAttentionGrads(result(dq), result(dk), result(dv), api)

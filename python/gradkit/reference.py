@@ -182,3 +182,189 @@ def _compressor_history(state_cache, table, cache_mode, b, first, end, channels,
         blocks = table[b].long()[positions // block_size]
     rows = state_cache.detach()[blocks, positions % block_size].to(compute)
     return rows[:, :channels], rows[:, channels:]
+
+
+# ------------------------------------------------------------------------------------------------ flash attention
+
+FA_NO_WINDOW = 2147483647
+
+
+def fa_lengths(query, key, input_layout, actual_seq_qlen=None, actual_seq_kvlen=None):
+    """Per-batch (query lengths, key lengths) of a flash attention call."""
+    if input_layout == "TND":
+        def lengths(ends):
+            ends = [int(e) for e in ends]
+            return [e - s for s, e in zip([0] + ends[:-1], ends)]
+        return lengths(actual_seq_qlen), lengths(actual_seq_kvlen)
+    batch_dim, seq_dim = {"BNSD": (0, 2), "BSND": (0, 1), "BSH": (0, 1), "SBH": (1, 0)}[input_layout]
+    batch = query.shape[batch_dim]
+    return [query.shape[seq_dim]] * batch, [key.shape[seq_dim]] * batch
+
+
+def _fa_split(x, heads, input_layout, lengths):
+    """A layout tensor as per-batch [heads, S_b, D] views."""
+    if input_layout == "TND":
+        ends = torch.tensor(lengths).cumsum(0).tolist()
+        return [x[e - n:e].transpose(0, 1) for n, e in zip(lengths, ends)]
+    parts = []
+    for b in range(len(lengths)):
+        if input_layout == "BNSD":
+            parts.append(x[b])
+        elif input_layout == "BSND":
+            parts.append(x[b].transpose(0, 1))
+        elif input_layout == "BSH":
+            parts.append(x[b].reshape(x.shape[1], heads, -1).transpose(0, 1))
+        else:  # SBH
+            parts.append(x[:, b].reshape(x.shape[0], heads, -1).transpose(0, 1))
+    return parts
+
+
+def _fa_join(parts, input_layout):
+    """Per-batch [N, S_b, D] results back into the layout."""
+    if input_layout == "TND":
+        return torch.cat([p.transpose(0, 1) for p in parts], 0)
+    stacked = torch.stack(parts)  # [B, N, S, D]
+    if input_layout == "BNSD":
+        return stacked
+    if input_layout == "BSND":
+        return stacked.transpose(1, 2)
+    b, n, s, d = stacked.shape
+    bsh = stacked.transpose(1, 2).reshape(b, s, n * d)
+    return bsh if input_layout == "BSH" else bsh.transpose(0, 1)
+
+
+def fa_mask(b, s1, s2, sparse_mode, atten_mask, pre_tokens, next_tokens):
+    """Batch b's effective mask [1|N1, S1, S2] (True = masked) of spec fag.md 2.7 for sparse modes 0-4 (full masks:
+    the top-left [S1, S2] corner), or None for no masking."""
+    if atten_mask is None:
+        return None
+    i = torch.arange(s1)[:, None]
+    j = torch.arange(s2)[None, :]
+    d0 = s2 - s1
+    if sparse_mode in (0, 1):
+        m = atten_mask.bool()
+        m = m[..., :s1, :s2] if m.dim() == 2 else m[b if m.shape[0] > 1 else 0][:, :s1, :s2]
+        if m.dim() == 2:
+            m = m[None]
+        if sparse_mode == 0:
+            m = m | ((j > i + next_tokens) | (j < i - pre_tokens))[None]
+        return m
+    if sparse_mode == 2:
+        return (j > i)[None]
+    if sparse_mode == 3:
+        return (j > i + d0)[None]
+    if sparse_mode == 4:
+        return ((j > i + d0 + next_tokens) | (j < i + d0 - pre_tokens))[None]
+    raise NotImplementedError(f"reference.flash_attention: sparse_mode {sparse_mode}")
+
+
+def _fa_bias(pse, pse_type, b, n1, s1, s2, compute, q_start=0, kv_start=0):
+    """Batch b's position bias [N1, S1|1, S2] (types 0 / 1: the pse tensor; 2 / 3: ALiBi from slopes)."""
+    if pse is None:
+        return None
+    if pse_type in (2, 3):
+        slopes = pse.to(compute)
+        slopes = slopes[b] if slopes.dim() == 2 else slopes
+        dist = ((torch.arange(s2)[None, :] + kv_start) - (torch.arange(s1)[:, None] + q_start)).abs().to(compute)
+        if pse_type == 3:
+            dist = dist.sqrt()
+        return -slopes[:, None, None] * dist[None]
+    table = pse.to(compute)
+    return table[b if table.shape[0] > 1 else 0][:, :s1, :s2]
+
+
+def flash_attention(query, key, value, head_num, input_layout, *, pse=None, atten_mask=None, scale=1.0, keep=None,
+                    keep_prob=1.0, sparse_mode=0, pre_tokens=FA_NO_WINDOW, next_tokens=FA_NO_WINDOW, pse_type=1,
+                    actual_seq_qlen=None, actual_seq_kvlen=None, compute=torch.float64, statistics=False):
+    """Attention written out in torch (the math path of spec fag.md 1.2) in `compute` precision, differentiable in
+    query, key and value: per batch and query head n (key/value head n // G), S = Q.K^T, then (S + pse) * scale
+    (pse_type 1) or S * scale + bias (0, 2, 3), masked positions -inf, a row softmax (fully masked rows 0), dropout
+    P * keep / keep_prob with `keep` a list of per-batch bool [N1, S1_b, S2_b] keep masks (fa_philox_keep,
+    fa_unpack_drop_mask), then P.V. Returns the output in the layout (compute dtype); with statistics also the
+    per-batch row max m and sum l ([N1, S1_b] each; m -inf and l 0 for fully masked rows)."""
+    q_lens, kv_lens = fa_lengths(query, key, input_layout, actual_seq_qlen, actual_seq_kvlen)
+    n1 = int(head_num)
+    qs = _fa_split(query.to(compute), n1, input_layout, q_lens)
+    n2 = key.shape[1] if input_layout in ("BNSD", "TND") else (
+        key.shape[2] if input_layout == "BSND" else key.shape[2] * n1 // query.shape[2])
+    ks = _fa_split(key.to(compute), n2, input_layout, kv_lens)
+    vs = _fa_split(value.to(compute), n2, input_layout, kv_lens)
+    outs, maxes, sums = [], [], []
+    for b, (q, k, v) in enumerate(zip(qs, ks, vs)):
+        group = n1 // n2
+        k, v = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)
+        s1, s2 = q.shape[1], k.shape[1]
+        scores = q @ k.transpose(-1, -2)
+        bias = _fa_bias(pse, pse_type, b, n1, s1, s2, compute)
+        if bias is None:
+            scores = scores * scale
+        elif pse_type == 1:
+            scores = (scores + bias) * scale
+        else:
+            scores = scores * scale + bias
+        mask = fa_mask(b, s1, s2, sparse_mode, atten_mask, pre_tokens, next_tokens)
+        if mask is not None:
+            scores = scores.masked_fill(mask, float("-inf"))
+        top = scores.amax(-1, keepdim=True)
+        invalid = torch.isinf(top)
+        shifted = torch.where(invalid, torch.zeros_like(scores), scores - torch.where(invalid, torch.zeros_like(top),
+                                                                                       top))
+        e = torch.where(torch.isinf(scores), torch.zeros_like(scores), shifted.exp())
+        total = e.sum(-1, keepdim=True)
+        p = torch.where(invalid, torch.zeros_like(e), e / torch.where(invalid, torch.ones_like(total), total))
+        if keep is not None:
+            p = p * keep[b].to(compute) / keep_prob
+        outs.append(p @ v)
+        maxes.append(top[..., 0])
+        sums.append(total[..., 0])
+    out = _fa_join(outs, input_layout)
+    return (out, maxes, sums) if statistics else out
+
+
+def fa_philox_bytes(seed, offset, count):
+    """Bytes [0, count) of the flash attention dropout stream (spec fag.md 3): Philox4x32 with 7 rounds, key =
+    (seed low, seed high), counter ceil(offset / 16) + t for block t, each block's four words split into bytes
+    least significant first. numpy uint64 arithmetic, independent of gradkit's own."""
+    import numpy as np
+
+    mask32 = np.uint64(0xFFFFFFFF)
+    blocks = -(-int(count) // 16)
+    t = np.arange(blocks, dtype=np.uint64) + np.uint64(-(-int(offset) // 16))
+    c = [t & mask32, t >> np.uint64(32), np.zeros(blocks, np.uint64), np.zeros(blocks, np.uint64)]
+    k0, k1 = int(seed) & 0xFFFFFFFF, (int(seed) >> 32) & 0xFFFFFFFF
+    for r in range(7):
+        p0 = np.uint64(0xD2511F53) * c[0]
+        p1 = np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ np.uint64(k0), p1 & mask32, (p0 >> np.uint64(32)) ^ c[3] ^ np.uint64(k1),
+             p0 & mask32]
+        k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+    words = np.stack(c, 1).astype("<u4")  # [blocks, 4]: x, y, z, w
+    return words.view(np.uint8).reshape(-1)[:count]
+
+
+def fa_philox_keep(seed, offset, keep_prob, n1, q_lens, kv_lens):
+    """The keep masks the Philox stream gives a call (spec fag.md 3.4, 3.5): per batch bool [N1, S1_b, S2_b]; rows
+    padded to 16 bytes; keep iff byte <= trunc(float32(keep_prob) * 255)."""
+    import numpy as np
+
+    threshold = int(np.float32(keep_prob) * np.float32(255))
+    padded = [-(-s2 // 16) * 16 for s2 in kv_lens]
+    total = n1 * sum(s1 * p for s1, p in zip(q_lens, padded))
+    stream = fa_philox_bytes(seed, offset, total)
+    keeps, at = [], 0
+    for s1, s2, p in zip(q_lens, kv_lens, padded):
+        block = stream[at:at + n1 * s1 * p].reshape(n1, s1, p)[:, :, :s2]
+        keeps.append(torch.from_numpy(block.astype(np.int64) <= threshold))
+        at += n1 * s1 * p
+    return keeps
+
+
+def fa_unpack_drop_mask(mask, n1, q_lens, kv_lens):
+    """An external packed drop mask (spec fag.md 2.11) as per-batch bool [N1, S1_b, S2_b] keep masks: element e of
+    the batch-major, unpadded order is bit e % 8 of byte e // 8."""
+    bits = ((mask.reshape(-1, 1).to(torch.int64) >> torch.arange(8)) & 1).reshape(-1).bool()
+    keeps, at = [], 0
+    for s1, s2 in zip(q_lens, kv_lens):
+        keeps.append(bits[at:at + n1 * s1 * s2].reshape(n1, s1, s2))
+        at += n1 * s1 * s2
+    return keeps

@@ -9,15 +9,24 @@ Names found in torch_npu's documentation and op-plugin sources (docs/python.md l
       -> (h_in, h_post, h_res, inv_rms, h_mix, h_pre)
   npu_mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post, *,
       gamma=None, hc_eps=1e-6, grad_x_post=None) -> (grad_x, grad_phi, grad_alpha, grad_bias, grad_gamma)
-Like torch_npu's, these are plain operator calls without autograd (use gradkit.dropout / gradkit.mhc_pre for
-that). Flash attention gets its torch_npu names here when that operator lands. The compressor has no torch_npu
+  npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None,
+      scale=1., keep_prob=1., pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, prefix=None,
+      actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False)
+      -> (attention_out, softmax_max, softmax_sum, softmax_out, seed, offset, numels)
+  npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, pse=None, padding_mask=None,
+      atten_mask=None, softmax_max=None, softmax_sum=None, softmax_in=None, attention_in=None, scale_value=1.,
+      keep_prob=1., pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, seed=0, offset=0, numels=0,
+      prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False)
+      -> (dq, dk, dv, dpse)
+Like torch_npu's, these are plain operator calls without autograd (use gradkit.dropout / gradkit.mhc_pre /
+gradkit.flash_attention for that). The compressor has no torch_npu
 function (torch_npu.npu_compressor / torch.ops.custom.npu_compressor are a different inference operator with RMSNorm
 and RoPE): upstream exposes it in its torch extension, whose names are gradkit.cann_ops_transformer."""
 import torch
 
 from . import ops
 
-__all__ = ["_npu_dropout", "npu_mhc_pre", "npu_mhc_pre_backward"]
+__all__ = ["_npu_dropout", "npu_mhc_pre", "npu_mhc_pre_backward", "npu_fusion_attention", "npu_fusion_attention_grad"]
 
 
 def _npu_dropout(self, p):
@@ -51,3 +60,61 @@ def npu_mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_
     grads = ops.mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post,
                                  gamma, grad_x_post=grad_x_post, hc_eps=hc_eps, grad_gamma=grad_gamma)
     return tuple(grads)
+
+
+def _fa_numels(query, key, value, head_num, input_layout, actual_seq_qlen, actual_seq_kvlen):
+    """The dropout elements of a call: B * N1 * S1 * S2, or N1 * sum(S1_b * S2_b) for TND."""
+    if input_layout == "TND":
+        q_ends, kv_ends = [int(v) for v in actual_seq_qlen], [int(v) for v in actual_seq_kvlen]
+        q_lens = [e - s for s, e in zip([0] + q_ends[:-1], q_ends)]
+        kv_lens = [e - s for s, e in zip([0] + kv_ends[:-1], kv_ends)]
+        return int(head_num) * sum(a * b for a, b in zip(q_lens, kv_lens))
+    batch, s1, n1, _, _, _ = ops.flash_attention_dims(query, key, value, head_num, input_layout)
+    s2 = {"BNSD": key.shape[2], "BSND": key.shape[1], "BSH": key.shape[1], "SBH": key.shape[0]}[input_layout]
+    return batch * n1 * s1 * s2
+
+
+def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None,
+                         scale=1., keep_prob=1., pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0,
+                         prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
+                         gen_mask_parallel=True, sync=False):
+    """The flash attention forward (gradkit.ops.flash_attention_score; no autograd, as torch_npu's). Returns
+    (attention_out, softmax_max, softmax_sum, softmax_out, seed, offset, numels): softmax_out is an empty tensor (as
+    torch_npu's), and with keep_prob < 1 seed (from torch's global generator), offset (0) and numels (the dropout
+    elements) name the Philox keep mask that npu_fusion_attention_grad draws again (0, 0, 0 without dropout).
+    padding_mask is not supported (upstream neither); gen_mask_parallel and sync do not apply on the CPU. The masks
+    differ from an A2 NPU's (whose generator is not public): they are the Ascend950 in-kernel stream's."""
+    if padding_mask is not None:
+        raise ValueError("padding_mask is not supported (torch_npu neither)")
+    dropout = float(keep_prob) < 1.0
+    out = ops.flash_attention_score(query, key, value, head_num, input_layout, pse=pse, atten_mask=atten_mask,
+                                    scale=scale, keep_prob=keep_prob, pre_tokens=pre_tockens,
+                                    next_tokens=next_tockens, inner_precise=inner_precise, prefix=prefix,
+                                    actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
+                                    sparse_mode=sparse_mode)
+    numels = _fa_numels(query, key, value, head_num, input_layout, actual_seq_qlen, actual_seq_kvlen) if dropout else 0
+    softmax_out = torch.empty(0, dtype=query.dtype)
+    if not dropout:
+        return out.attention_out, out.softmax_max, out.softmax_sum, softmax_out, 0, 0, 0
+    return out.attention_out, out.softmax_max, out.softmax_sum, softmax_out, out.seed, out.offset, numels
+
+
+def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, pse=None, padding_mask=None,
+                              atten_mask=None, softmax_max=None, softmax_sum=None, softmax_in=None, attention_in=None,
+                              scale_value=1., keep_prob=1., pre_tockens=2147483647, next_tockens=2147483647,
+                              inner_precise=0, seed=0, offset=0, numels=0, prefix=None, actual_seq_qlen=None,
+                              actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False):
+    """The flash attention backward (gradkit.ops.flash_attention_score_grad) from npu_fusion_attention's
+    softmax_max, softmax_sum, attention_out (attention_in) and, with keep_prob < 1, its seed and offset. Returns (dq,
+    dk, dv, dpse); dpse is not computed (upstream neither): zeros of pse's shape, or an empty tensor without pse.
+    softmax_in and numels are not read."""
+    if padding_mask is not None:
+        raise ValueError("padding_mask is not supported (torch_npu neither)")
+    grads = ops.flash_attention_score_grad(query, key, value, dy, head_num, input_layout, softmax_max, softmax_sum,
+                                           attention_in, pse=pse, atten_mask=atten_mask, scale=scale_value,
+                                           keep_prob=keep_prob, pre_tokens=pre_tockens, next_tokens=next_tockens,
+                                           inner_precise=inner_precise, prefix=prefix,
+                                           actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
+                                           sparse_mode=sparse_mode, seed=seed, offset=offset)
+    dpse = torch.empty(0, dtype=query.dtype) if pse is None else torch.zeros_like(pse)
+    return grads.dq, grads.dk, grads.dv, dpse

@@ -1,5 +1,5 @@
 // The operator groups of gradkit._C; each adds its functions to the module (module.cpp calls them all).
-// New operators (compressor, flash attention) add a bindXxx here and a file of their own.
+// New operators add a bindXxx here and a file of their own.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -17,5 +17,9 @@ void bindMhc(pybind11::module_& module);
 
 /** compressor (aclnnCompressor, state cache in place), compressor_grad (aclnnCompressorGrad). */
 void bindCompressor(pybind11::module_& module);
+
+/** flash_attention_score (aclnnFlashAttentionScoreV2 / V4, VarLenScoreV2 / V4), flash_attention_score_grad (GradV2 /
+ * V4, UnpaddingScoreGradV2 / V4): the entry point chosen by the arguments. */
+void bindFlashAttention(pybind11::module_& module);
 
 }  // namespace gradkit::python

@@ -27,4 +27,5 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindDropout(module);
   gradkit::python::bindMhc(module);
   gradkit::python::bindCompressor(module);
+  gradkit::python::bindFlashAttention(module);
 }
