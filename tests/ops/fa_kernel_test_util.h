@@ -485,7 +485,7 @@ inline void setBackwardInputs(FaData& x, const Reference& forward) {
 }
 
 /** Runs the forward with `threads` workers (and as many pool threads) and the given table. */
-inline void runForward(FaData& x, int threads, const kernels::FaSoftmaxKernels& table) {
+inline void runForward(FaData& x, int threads, const kernels::FaKernelTable& table) {
   kernels::FaForwardIo io;
   io.q = x.q.view;
   io.k = x.k.view;
@@ -503,7 +503,7 @@ inline void runForward(FaData& x, int threads, const kernels::FaSoftmaxKernels& 
   setThreadCount(0);
 }
 
-inline void runBackward(FaData& x, int threads, const kernels::FaSoftmaxKernels& table) {
+inline void runBackward(FaData& x, int threads, const kernels::FaKernelTable& table) {
   kernels::FaBackwardIo io;
   io.q = x.q.view;
   io.k = x.k.view;

@@ -352,7 +352,7 @@ void checkBits(const FaCase& c, const std::string& name) {
     for (int threads : {1, 2, 3}) {
       auto data = makeData(c);
       FaData& x = *data;
-      const kernels::FaSoftmaxKernels& kernels = table == 0 ? kernels::kFaSimdKernels : kernels::kFaScalarKernels;
+      const kernels::FaKernelTable& kernels = table == 0 ? kernels::kFaSimdKernels : kernels::kFaScalarKernels;
       runForward(x, threads, kernels);
       // The backward runs from the kernel's own forward: its statistics and out.
       x.givenMax = x.softmaxMax;

@@ -182,7 +182,7 @@ struct ChunkTask {
 
 class Backward {
  public:
-  Backward(const FaProblem& p, const FaBackwardIo& io, const FaSoftmaxKernels& kernels, const Layout& layout,
+  Backward(const FaProblem& p, const FaBackwardIo& io, const FaKernelTable& kernels, const Layout& layout,
            float* dBuffer, float* dqBuffer)
       : p_(p), io_(io), kernels_(kernels), layout_(layout), dims_(dimsOf(p)), dBuffer_(dBuffer), dqBuffer_(dqBuffer) {}
 
@@ -347,7 +347,7 @@ class Backward {
 
   const FaProblem& p_;
   const FaBackwardIo& io_;
-  const FaSoftmaxKernels& kernels_;
+  const FaKernelTable& kernels_;
   const Layout& layout_;
   Dims dims_;
   float* dBuffer_;
@@ -357,7 +357,7 @@ class Backward {
 }  // namespace
 
 void faBackwardWith(const FaProblem& p, const FaBackwardIo& io, void* scratch, int threads,
-                    const FaSoftmaxKernels& kernels) {
+                    const FaKernelTable& kernels) {
   if (p.n1 <= 0 || p.n2 <= 0) return;
   const Layout layout = layoutOf(p);
   FaArena arena(scratch);

@@ -77,7 +77,7 @@ struct Tile {
 };
 
 /** The online softmax step of one tile; its rows are rows `offset`.. of the task's state. */
-void runTile(const FaProblem& p, const FaSoftmaxKernels& kernels, const Task& task, const FaBatch& batch, const Tile& t,
+void runTile(const FaProblem& p, const FaKernelTable& kernels, const Task& task, const FaBatch& batch, const Tile& t,
              const float* q, int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv,
              const ForwardSlot& slot, int64_t offset) {
   const int64_t dv = p.dv;
@@ -114,7 +114,7 @@ void runTile(const FaProblem& p, const FaSoftmaxKernels& kernels, const Task& ta
   kernels.gemm(value, slot.s, v, slot.acc + offset * dv, slot.gemm);
 }
 
-void runTask(const FaProblem& p, const FaForwardIo& io, const FaSoftmaxKernels& kernels, const Task& task,
+void runTask(const FaProblem& p, const FaForwardIo& io, const FaKernelTable& kernels, const Task& task,
              const ForwardSlot& slot) {
   const FaBatch& batch = p.batches[static_cast<size_t>(task.b)];
   const int64_t dv = p.dv, group = p.n1 / p.n2;
@@ -163,7 +163,7 @@ void runTask(const FaProblem& p, const FaForwardIo& io, const FaSoftmaxKernels& 
 }  // namespace
 
 void faForwardWith(const FaProblem& p, const FaForwardIo& io, void* scratch, int threads,
-                   const FaSoftmaxKernels& kernels) {
+                   const FaKernelTable& kernels) {
   if (p.n1 <= 0 || p.n2 <= 0) return;
   std::vector<Task> tasks;
   for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {

@@ -11,11 +11,11 @@ namespace gradkit::kernels {
 
 /** faForward with the given table (faForward passes faKernels()). */
 void faForwardWith(const FaProblem& problem, const FaForwardIo& io, void* scratch, int threads,
-                   const FaSoftmaxKernels& kernels);
+                   const FaKernelTable& kernels);
 
 /** faBackward with the given table. */
 void faBackwardWith(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads,
-                    const FaSoftmaxKernels& kernels);
+                    const FaKernelTable& kernels);
 
 /** Runs `g` through TileGemm (scratch: faGemmScratchBytes of the same or a larger shape); kFaSimdKernels.gemm. */
 void faRunGemm(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);

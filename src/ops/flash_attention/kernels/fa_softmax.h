@@ -54,7 +54,7 @@ struct FaBackwardRows {
   const float* rowSum = nullptr;  // [rows]
 };
 
-struct FaSoftmaxKernels {
+struct FaKernelTable {
   void (*gemm)(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
   void (*forwardRows)(const FaForwardRows& tile);
   void (*backwardRows)(const FaBackwardRows& tile);
@@ -62,12 +62,12 @@ struct FaSoftmaxKernels {
 };
 
 /** Highway kernels (dynamic dispatch). */
-extern const FaSoftmaxKernels kFaSimdKernels;
+extern const FaKernelTable kFaSimdKernels;
 /** The plain scalar reference. */
-extern const FaSoftmaxKernels kFaScalarKernels;
+extern const FaKernelTable kFaScalarKernels;
 
 /** The table the entry points use: scalar when GRADKIT_FORCE_SCALAR is set, else SIMD. */
-const FaSoftmaxKernels& faKernels();
+const FaKernelTable& faKernels();
 
 /** faExp on one float (the scalar kernels' exp). */
 float faExpScalar(float x);

@@ -151,7 +151,7 @@ void expSimd(const float* x, float* y, int64_t count) {
 
 }  // namespace
 
-const FaSoftmaxKernels kFaSimdKernels{faRunGemm, forwardRowsSimd, backwardRowsSimd, expSimd};
+const FaKernelTable kFaSimdKernels{faRunGemm, forwardRowsSimd, backwardRowsSimd, expSimd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

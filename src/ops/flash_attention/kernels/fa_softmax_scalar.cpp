@@ -112,8 +112,8 @@ float newRowMax(float m, float t, float* alpha) {
 
 }  // namespace fa_detail
 
-const FaSoftmaxKernels kFaScalarKernels{faRunGemmScalar, forwardRowsScalar, backwardRowsScalar, expScalar};
+const FaKernelTable kFaScalarKernels{faRunGemmScalar, forwardRowsScalar, backwardRowsScalar, expScalar};
 
-const FaSoftmaxKernels& faKernels() { return chooseKernels(kFaSimdKernels, kFaScalarKernels); }
+const FaKernelTable& faKernels() { return chooseKernels(kFaSimdKernels, kFaScalarKernels); }
 
 }  // namespace gradkit::kernels
