@@ -23,7 +23,11 @@ Attention (--attention):
                blocks complete at t (row j pools positions up to 4j + 3, so it is visible from t = 4j + 3 on:
                causal at block granularity) and to its own token's key and value (so that no query is left with
                nothing to attend to). The compressor's weights are float32 parameters cast to bfloat16 per step.
-  flash        the switch gradkit's flash attention will fill (raises until that operator lands).
+  flash        causal multi-head attention (FLASH_HEADS = 4 heads of D = 16, BSH layout, sparse_mode 3 with the
+               [2048, 2048] causal template) through gradkit.flash_attention (aclnnFlashAttentionScoreV2 +
+               aclnnFlashAttentionScoreGradV2, fp32); the reference runs gradkit.reference.flash_attention (the same
+               attention written in torch) in fp32, reference64 in fp64. The model's parameters are those of
+               --attention torch.
 
   --world-size 2   the same training as two processes under torch.distributed (gloo, DistributedDataParallel),
                    each on half of the same global batch; rank 0 prints the curves of the global-batch loss.
@@ -51,6 +55,8 @@ VOCAB, SEQ, DIM, STREAMS, HIDDEN = 16, 16, 64, 4, 128
 DROPOUT = 0.1
 # --attention compressor: the compressor's hidden size (its smallest), head dim, overlap and ratio (C4Li).
 CMP_HIDDEN, CMP_DIM, CMP_COFF, CMP_RATIO = 1024, 128, 2, 4
+# --attention flash: the heads DIM is split into.
+FLASH_HEADS = 4
 
 
 class Ops:
@@ -59,9 +65,7 @@ class Ops:
     def __init__(self, name, attention):
         self.name = name
         self.attention_kind = attention
-        if attention == "flash":
-            # Extension point: gradkit.flash_attention (issue #10) goes here.
-            raise NotImplementedError(f"--attention {attention}: the gradkit wrapper has not landed yet")
+        self.causal_template = gradkit.flash_attention_causal_mask() if attention == "flash" else None
 
     def mhc_pre(self, x, phi, alpha, bias, gamma):
         if self.name == "gradkit":
@@ -86,9 +90,22 @@ class Ops:
         return torch.stack(outputs)
 
     def attention(self, q, k, v):
+        if self.attention_kind == "flash":
+            return self.flash_attention(q, k, v)
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
         causal = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
         return torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1) @ v
+
+    def flash_attention(self, q, k, v):
+        """Causal attention of q, k, v [B, SEQ, DIM] (BSH) with FLASH_HEADS heads, scale 1/sqrt(DIM / FLASH_HEADS)."""
+        mask = self.causal_template
+        if self.name == "gradkit":
+            return gradkit.flash_attention(q, k, v, FLASH_HEADS, "BSH", atten_mask=mask, sparse_mode=3)
+        compute = torch.float64 if self.name == "reference64" else torch.float32
+        scale = 1 / math.sqrt(DIM // FLASH_HEADS)
+        out = reference.flash_attention(q, k, v, FLASH_HEADS, "BSH", scale=scale, atten_mask=mask, sparse_mode=3,
+                                        compute=compute)
+        return out.to(q.dtype)
 
     def compressor(self, x, wkv, wgate, ape):
         """cmp_kv [B, SEQ / CMP_RATIO, CMP_DIM] (bfloat16) of x [B, SEQ, CMP_HIDDEN] (bfloat16), start_pos 0."""
