@@ -70,17 +70,21 @@ OpDescriptor flashAttentionScore() {
         const double flops = 2.0 * static_cast<double>(fc.d + fc.dv) * *pairs;
         return Work{bytes, flops, c.spec("query").dtype == ACL_BF16};
       };
-      call.benchNote = [fc, pairs, heads](double, const BenchContext&, BenchRow& row) {
+      auto rssBefore = std::make_shared<double>(0.0);
+      call.benchNote = [fc, pairs, heads, rssBefore](double, const BenchContext&, BenchRow& row) {
         const double all = static_cast<double>(fc.n1) * static_cast<double>(fc.s1) * static_cast<double>(fc.s2);
         std::string note = "FLOPs count unmasked pairs (" + formatNumber(100.0 * *pairs / all) + "%)";
         note += heads == 0 ? "; not golden-checked"
                            : "; golden-checked on " + std::to_string(heads) + " of " + std::to_string(fc.n1) + " heads";
         const double rss = peakRssBytes();
-        if (rss > 0.0) note += "; peak RSS " + mib(rss);
+        // The harness holds every tensor twice (host copy and device storage) and snapshots; the growth during the
+        // timed runs is what the op itself took.
+        if (rss > 0.0) note += "; peak RSS " + mib(rss) + " (+" + mib(rss - *rssBefore) + " during the timed runs)";
         row.note += (row.note.empty() ? "" : "; ") + note;
       };
       if (fc.peer && !fc.tnd) call.peer = faTorchPeer(fc, c.info().dtypeText, /*backward=*/false);
       resetPeakRss();
+      *rssBefore = currentRssBytes();
     }
     return call;
   };

@@ -516,14 +516,22 @@ bool resetPeakRss() {
   return static_cast<bool>(clear.flush());
 }
 
-double peakRssBytes() {
+namespace {
+
+// A "Vm...:   123 kB" line of /proc/self/status in bytes, 0 when absent.
+double statusBytes(const std::string& field) {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) * 1024.0;
   }
   return 0.0;
 }
+
+}  // namespace
+
+double peakRssBytes() { return statusBytes("VmHWM:"); }
+double currentRssBytes() { return statusBytes("VmRSS:"); }
 
 OpCall::Peer faTorchPeer(const FaCase& fc, const std::string& dtypeText, bool backward) {
   OpCall::Peer peer;

@@ -138,6 +138,8 @@ double faUnmaskedPairs(OpCase& c, const FaCase& fc);
 bool resetPeakRss();
 /** The process's peak RSS in bytes since the last reset (VmHWM), 0 when unknown. */
 double peakRssBytes();
+/** The process's current RSS in bytes (VmRSS), 0 when unknown. */
+double currentRssBytes();
 
 /** The PyTorch peer (tools/peers/flash_attention.py): SDPA's flash path, or its math path for dropout and pse. */
 OpCall::Peer faTorchPeer(const FaCase& fc, const std::string& dtypeText, bool backward);
