@@ -297,7 +297,8 @@ TEST(FaKernels, NarrowDtypesAndLayouts) {
 }
 
 // The keep tile alone, wider than any kernel tile: rows longer than one chunk of generated stream bytes, unaligned
-// starts, a counter that carries into its second word; packed bits at unaligned bit offsets.
+// starts, a counter that carries into its second word (Philox bytes of both tables); packed bits at unaligned bit
+// offsets.
 TEST(FaKernelTiles, KeepTileIsFaKeep) {
   kernels::FaDropout drop;
   FaBatch batch;
@@ -307,7 +308,9 @@ TEST(FaKernelTiles, KeepTileIsFaKeep) {
   std::vector<uint8_t> bits(4096);
   std::mt19937 rng(3);
   for (uint8_t& byte : bits) byte = static_cast<uint8_t>(rng());
-  for (const FaDropoutKind kind : {FaDropoutKind::Philox, FaDropoutKind::Packed}) {
+  for (const auto& [kind, table] : {std::pair{FaDropoutKind::Philox, &kernels::kFaSimdKernels},
+                                    std::pair{FaDropoutKind::Philox, &kernels::kFaScalarKernels},
+                                    std::pair{FaDropoutKind::Packed, &kernels::kFaSimdKernels}}) {
     drop.kind = kind;
     drop.bits = bits.data();
     drop.key[0] = 77;
@@ -316,7 +319,7 @@ TEST(FaKernelTiles, KeepTileIsFaKeep) {
     drop.threshold = 200;
     const int64_t rows = 3, c0 = 5, cols = 600, ld = 601, n1 = 2, r0 = 1;
     std::vector<float> keep(static_cast<size_t>(rows * ld), -1.0f);
-    kernels::faKeepTile(drop, batch, n1, r0, rows, c0, cols, keep.data(), ld);
+    kernels::faKeepTile(drop, batch, n1, r0, rows, c0, cols, keep.data(), ld, table->philoxBytes);
     int mismatches = 0;
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < cols; ++j) {
@@ -324,7 +327,8 @@ TEST(FaKernelTiles, KeepTileIsFaKeep) {
         mismatches += keep[static_cast<size_t>(r * ld + j)] != want ? 1 : 0;
       }
     }
-    EXPECT_EQ(mismatches, 0) << (kind == FaDropoutKind::Philox ? "philox" : "packed");
+    EXPECT_EQ(mismatches, 0) << (kind == FaDropoutKind::Philox ? "philox" : "packed")
+                             << (table == &kernels::kFaSimdKernels ? " simd" : " scalar");
   }
 }
 

@@ -297,7 +297,7 @@ class Backward {
     const float dropScale = p_.dropout.scale;
     const float* pd = slot.p;
     if (dropout) {
-      faKeepTile(p_.dropout, batch, n1, r0, rows, c0, cols, slot.keep, ld);
+      faKeepTile(p_.dropout, batch, n1, r0, rows, c0, cols, slot.keep, ld, kernels_.philoxBytes);
       for (int64_t r = 0; r < rows; ++r) {
         const float* prob = slot.p + r * ld;
         const float* keep = slot.keep + r * ld;

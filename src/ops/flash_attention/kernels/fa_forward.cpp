@@ -99,7 +99,7 @@ void runTile(const FaProblem& p, const FaKernelTable& kernels, const Task& task,
     for (int64_t c = 0; c < dv; ++c) acc[c] = acc[c] * alpha;
   }
   if (p.dropout.kind != FaDropoutKind::None) {
-    faKeepTile(p.dropout, batch, task.n1, t.r0, t.rows, t.c0, t.cols, slot.keep, kCols);
+    faKeepTile(p.dropout, batch, task.n1, t.r0, t.rows, t.c0, t.cols, slot.keep, kCols, kernels.philoxBytes);
     const float dropScale = p.dropout.scale;
     for (int64_t r = 0; r < t.rows; ++r) {
       float* row = slot.s + r * kCols;

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "ops/flash_attention/kernels/fa_kernel.h"
+
 namespace gradkit::kernels {
 
 /** One fp32 tile product on the calling thread through TileGemm: C = op(A) op(B) (+ C when accumulate). */
@@ -54,11 +56,19 @@ struct FaBackwardRows {
   const float* rowSum = nullptr;  // [rows]
 };
 
+/**
+ * Bytes of the dropout's Philox4x32-7 stream (fa_semantics.h faPhiloxByte): blocks [firstBlock, firstBlock + blocks)
+ * (counter = dropout.counterLow + block, key = dropout.key), 16 bytes each (words x, y, z, w, least significant byte
+ * first) into out.
+ */
+using FaPhiloxBytesFn = void (*)(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, uint8_t* out);
+
 struct FaKernelTable {
   void (*gemm)(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
   void (*forwardRows)(const FaForwardRows& tile);
   void (*backwardRows)(const FaBackwardRows& tile);
   void (*exp)(const float* x, float* y, int64_t count);  // faExp element-wise (for tests)
+  FaPhiloxBytesFn philoxBytes;
 };
 
 /** Highway kernels (dynamic dispatch). */
@@ -68,6 +78,9 @@ extern const FaKernelTable kFaScalarKernels;
 
 /** The table the entry points use: scalar when GRADKIT_FORCE_SCALAR is set, else SIMD. */
 const FaKernelTable& faKernels();
+
+/** The scalar FaPhiloxBytesFn. */
+void faPhiloxBytesScalar(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, uint8_t* out);
 
 /** faExp on one float (the scalar kernels' exp). */
 float faExpScalar(float x);

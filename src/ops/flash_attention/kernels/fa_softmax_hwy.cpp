@@ -1,15 +1,18 @@
 // The Highway softmax kernels of flash attention (fa_softmax.h), compiled once per target and dispatched at run time.
 // x86 targets from AVX2 on (native FMA, 256-bit vectors) run 8 columns at a time, one vector lane per stripe, with
 // the operations of fa_softmax_scalar.cpp in the same order; the rest of a row (fewer than 8 columns) and every
-// other target run the scalar steps, so the bits are the scalar kernels' bits.
+// other target run the scalar steps, so the bits are the scalar kernels' bits. The dropout's Philox stream runs 4
+// blocks per vector there (integer operations: the scalar bytes).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/flash_attention/kernels/fa_softmax_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
 #include <cfloat>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
+#include "core/philox.h"
 #include "hwy/highway.h"
 #include "ops/flash_attention/kernels/fa_exp-inl.h"
 #include "ops/flash_attention/kernels/fa_run.h"
@@ -114,8 +117,52 @@ bool ExpN(const float* x, float* y, int64_t count) {
   return true;
 }
 
+/** Philox4x32-7 on 4 blocks at a time: each 64-bit lane holds one block's word in its low half (MulEven reads only
+ *  the low halves, so the high halves may hold anything between rounds). Integer operations: the scalar bits. */
+bool PhiloxBytes(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, uint8_t* out) {
+  using D64 = hn::FixedTag<uint64_t, 4>;
+  const D64 d64;
+  const hn::Repartition<uint32_t, D64> d32;
+  using V = hn::Vec<D64>;
+  const philox::Counter base = {static_cast<uint32_t>(dropout.counterLow),
+                                static_cast<uint32_t>(dropout.counterLow >> 32), 0, 0};
+  const auto keys = philox::roundKeys<7>({dropout.key[0], dropout.key[1]});
+  const auto m0 = hn::Set(d32, philox::kM0), m1 = hn::Set(d32, philox::kM1);
+  int64_t t = 0;
+  for (; t + 4 <= blocks; t += 4) {
+    HWY_ALIGN uint64_t words[4][4];
+    for (int lane = 0; lane < 4; ++lane) {
+      const philox::Counter c = philox::addToCounter(base, firstBlock + static_cast<uint64_t>(t + lane));
+      for (int w = 0; w < 4; ++w) words[w][lane] = c[w];
+    }
+    V c0 = hn::Load(d64, words[0]), c1 = hn::Load(d64, words[1]);
+    V c2 = hn::Load(d64, words[2]), c3 = hn::Load(d64, words[3]);
+    for (const philox::Key& key : keys) {
+      const V p0 = hn::MulEven(hn::BitCast(d32, c0), m0);
+      const V p1 = hn::MulEven(hn::BitCast(d32, c2), m1);
+      c0 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1), hn::Set(d64, key[0]));
+      c1 = p1;
+      c2 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3), hn::Set(d64, key[1]));
+      c3 = p0;
+    }
+    hn::Store(c0, d64, words[0]);
+    hn::Store(c1, d64, words[1]);
+    hn::Store(c2, d64, words[2]);
+    hn::Store(c3, d64, words[3]);
+    for (int lane = 0; lane < 4; ++lane) {
+      for (int w = 0; w < 4; ++w) {
+        const auto word = static_cast<uint32_t>(words[w][lane]);
+        std::memcpy(out + 16 * (t + lane) + 4 * w, &word, 4);  // x86: least significant byte first
+      }
+    }
+  }
+  if (t < blocks) faPhiloxBytesScalar(dropout, firstBlock + static_cast<uint64_t>(t), blocks - t, out + 16 * t);
+  return true;
+}
+
 #else
 
+bool PhiloxBytes(const FaDropout&, uint64_t, int64_t, uint8_t*) { return false; }
 bool ForwardRows(const FaForwardRows&) { return false; }  // the caller runs the scalar kernel
 bool BackwardRows(const FaBackwardRows&) { return false; }
 bool ExpN(const float*, float*, int64_t) { return false; }
@@ -131,6 +178,7 @@ namespace gradkit::kernels {
 HWY_EXPORT(ForwardRows);
 HWY_EXPORT(BackwardRows);
 HWY_EXPORT(ExpN);
+HWY_EXPORT(PhiloxBytes);
 
 namespace {
 
@@ -149,9 +197,14 @@ void expSimd(const float* x, float* y, int64_t count) {
   kFaScalarKernels.exp(x, y, count);
 }
 
+void philoxBytesSimd(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, uint8_t* out) {
+  if (HWY_DYNAMIC_DISPATCH(PhiloxBytes)(dropout, firstBlock, blocks, out)) return;
+  faPhiloxBytesScalar(dropout, firstBlock, blocks, out);
+}
+
 }  // namespace
 
-const FaKernelTable kFaSimdKernels{faRunGemm, forwardRowsSimd, backwardRowsSimd, expSimd};
+const FaKernelTable kFaSimdKernels{faRunGemm, forwardRowsSimd, backwardRowsSimd, expSimd, philoxBytesSimd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

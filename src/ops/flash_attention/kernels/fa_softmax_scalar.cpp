@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/kernel_select.h"
+#include "core/philox.h"
 #include "hwy/highway.h"
 #include "ops/flash_attention/kernels/fa_exp-inl.h"
 #include "ops/flash_attention/kernels/fa_run.h"
@@ -78,6 +79,19 @@ void expScalar(const float* x, float* y, int64_t count) {
 
 float faExpScalar(float x) { return HWY_NAMESPACE::faExp(ScalarOps{}, x); }
 
+void faPhiloxBytesScalar(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, uint8_t* out) {
+  const philox::Counter base = {static_cast<uint32_t>(dropout.counterLow),
+                                static_cast<uint32_t>(dropout.counterLow >> 32), 0, 0};
+  const philox::Key key = {dropout.key[0], dropout.key[1]};
+  for (int64_t t = 0; t < blocks; ++t) {
+    const philox::Counter words =
+        philox::block<7>(philox::addToCounter(base, firstBlock + static_cast<uint64_t>(t)), key);
+    for (int w = 0; w < 4; ++w) {
+      for (int k = 0; k < 4; ++k) out[16 * t + 4 * w + k] = static_cast<uint8_t>(words[w] >> (8 * k));
+    }
+  }
+}
+
 namespace fa_detail {
 
 void scaleMaxTail(float* s, int64_t from, int64_t cols, float scale, float* part) {
@@ -112,7 +126,8 @@ float newRowMax(float m, float t, float* alpha) {
 
 }  // namespace fa_detail
 
-const FaKernelTable kFaScalarKernels{faRunGemmScalar, forwardRowsScalar, backwardRowsScalar, expScalar};
+const FaKernelTable kFaScalarKernels{faRunGemmScalar, forwardRowsScalar, backwardRowsScalar, expScalar,
+                                     faPhiloxBytesScalar};
 
 const FaKernelTable& faKernels() { return chooseKernels(kFaSimdKernels, kFaScalarKernels); }
 

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <limits>
 
-#include "core/philox.h"
 #include "gradkit/float_convert.h"
 
 namespace gradkit::kernels {
@@ -270,7 +269,7 @@ void faPseTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_
 }
 
 void faKeepTile(const FaDropout& dropout, const FaBatch& batch, int64_t n1, int64_t r0, int64_t rows, int64_t c0,
-                int64_t cols, float* keep, int64_t ld) {
+                int64_t cols, float* keep, int64_t ld, FaPhiloxBytesFn philoxBytes) {
   for (int64_t r = 0; r < rows; ++r) {
     const auto e0 = static_cast<uint64_t>(batch.dropBase + (n1 * batch.s1 + r0 + r) * batch.dropRowLength + c0);
     float* out = keep + r * ld;
@@ -281,22 +280,14 @@ void faKeepTile(const FaDropout& dropout, const FaBatch& batch, int64_t n1, int6
       }
       continue;
     }
-    // Philox: block t gives stream bytes 16 t .. 16 t + 15 (words x, y, z, w, each least significant byte first).
-    // The row's blocks are generated into bytes first, then compared in a loop the compiler vectorises.
-    const philox::Counter base = {static_cast<uint32_t>(dropout.counterLow),
-                                  static_cast<uint32_t>(dropout.counterLow >> 32), 0, 0};
-    const philox::Key key = {dropout.key[0], dropout.key[1]};
+    // Philox: block t gives stream bytes 16 t .. 16 t + 15. The row's blocks are generated into bytes first, then
+    // compared in a loop the compiler vectorises.
     for (int64_t done = 0; done < cols;) {
       alignas(64) uint8_t bytes[kKeepChunkBlocks * 16];
       const uint64_t at = e0 + static_cast<uint64_t>(done), block0 = at / 16, skip = at % 16;
       const int64_t width = std::min<int64_t>(cols - done, kKeepChunkBlocks * 16 - static_cast<int64_t>(skip));
       const uint64_t blocks = (skip + static_cast<uint64_t>(width) + 15) / 16;
-      for (uint64_t t = 0; t < blocks; ++t) {
-        const philox::Counter words = philox::block<7>(philox::addToCounter(base, block0 + t), key);
-        for (int w = 0; w < 4; ++w) {
-          for (int k = 0; k < 4; ++k) bytes[16 * t + 4 * w + k] = static_cast<uint8_t>(words[w] >> (8 * k));
-        }
-      }
+      philoxBytes(dropout, block0, static_cast<int64_t>(blocks), bytes);
       const uint8_t* from = bytes + skip;
       const auto threshold = static_cast<uint8_t>(dropout.threshold);
       for (int64_t j = 0; j < width; ++j) out[done + j] = from[j] <= threshold ? 1.0f : 0.0f;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ops/flash_attention/kernels/fa_kernel.h"
+#include "ops/flash_attention/kernels/fa_softmax.h"
 
 namespace gradkit::kernels {
 
@@ -109,9 +110,9 @@ void faMaskTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64
 void faPseTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
                int64_t c0, int64_t cols, float* s, int64_t ld);
 
-/** keep(i, j) as 0.0f / 1.0f for the tile (problem.dropout.kind != None). */
+/** keep(i, j) as 0.0f / 1.0f for the tile (problem.dropout.kind != None); Philox bytes from `philoxBytes`. */
 void faKeepTile(const FaDropout& dropout, const FaBatch& batch, int64_t n1, int64_t r0, int64_t rows, int64_t c0,
-                int64_t cols, float* keep, int64_t ld);
+                int64_t cols, float* keep, int64_t ld, FaPhiloxBytesFn philoxBytes);
 
 /** Carves 64-byte aligned regions out of a scratch buffer; with a null base it only counts the bytes. */
 class FaArena {
