@@ -234,6 +234,13 @@ TEST(FaKernels, PseTable) {
   c.band = true;
   c.bandRight = 0;
   checkCase(c, "pse alibi rows");
+  c.lengths = {{1100, 40}};  // the 1024-row form itself: its first 76 rows read along diagonals
+  c.alibiTableRows = 1024;
+  c.n1 = 1;
+  c.n2 = 1;
+  c.d = 8;
+  c.dv = 8;
+  checkCase(c, "pse 1024-row alibi");
 }
 
 TEST(FaKernels, PseSlopes) {
