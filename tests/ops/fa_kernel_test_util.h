@@ -34,6 +34,7 @@ struct FaCase {
   bool tnd = false;       // rows absolute (strideBatch 0), batch b's rows after batch b-1's; else padded to the max
   bool bsnd = false;      // padded rows as [b][s][n][d] (else [b][n][s][d])
   int64_t colStride = 1;  // > 1: gaps between the elements of a row (inputs and outputs)
+  bool kvBatchStride0 = false;  // padded: k and v with batch stride 0 (every batch reads the same keys and values)
   int64_t n1 = 1, n2 = 1, d = 16, dRope = 0, dv = 16;
   aclDataType dtype = ACL_FLOAT, outDtype = ACL_FLOAT;
   float scale = 0.25f;
@@ -193,6 +194,10 @@ inline std::unique_ptr<FaData> makeData(const FaCase& c) {
   x.dq = makeTensor(c, g, c.outDtype, c.n1, false, c.d);
   x.dk = makeTensor(c, g, c.outDtype, c.n2, true, c.d);
   x.dv = makeTensor(c, g, c.outDtype, c.n2, true, c.dv);
+  if (c.kvBatchStride0) {
+    x.k.view.strideBatch = 0;
+    x.v.view.strideBatch = 0;
+  }
   fillRandom(x.q, c, g, c.n1, false, c.d, c.range, rng);
   fillRandom(x.k, c, g, c.n2, true, c.d, c.range, rng);
   fillRandom(x.v, c, g, c.n2, true, c.dv, 1.0, rng);

@@ -301,6 +301,9 @@ TEST(FaKernels, NarrowDtypesAndLayouts) {
   c.colStride = 2;
   c.bsnd = true;
   checkCase(c, "fp32 strided bsnd");
+  c.colStride = 1;
+  c.kvBatchStride0 = true;  // zero strides: k and v shared by the batches, read in place
+  checkCase(c, "kv batch stride 0");
 }
 
 // The keep tile alone, wider than any kernel tile: rows longer than one chunk of generated stream bytes, unaligned
