@@ -18,6 +18,7 @@
 #include "harness/rows.h"
 #include "harness/two_phase.h"
 #include "harness/view_checks.h"
+#include "suites/flash_attention_seed_cases.h"
 #include "suites/flash_attention_suite_calls.h"
 #include "suites/flash_attention_suite_common.h"
 #include "suites/flash_attention_suite_judge.h"
@@ -123,5 +124,6 @@ OpDescriptor flashAttentionScoreGrad() {
 }
 
 }  // namespace
-GRADKIT_REGISTER_OP_SUITE(flashAttentionScoreGrad)
+// The entry "seed_cases" runs the seed's six cases (cases/flash_attention_seed.json, suites/flash_attention_seed_*).
+GRADKIT_REGISTER_OP_SUITE_WITH_SEED_CASES(flashAttentionScoreGrad)
 }  // namespace gradkit::cli
