@@ -94,9 +94,13 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnFlashAttentionScoreGradV3(void* workspace, 
  * The Ascend950 gradient that serves padded layouts and TND (actual sequence arrays for TND only), with the rope
  * slices (queryRopeOptional / keyRopeOptional -> dqRopeOut / dkRopeOut; FLOAT16 or BFLOAT16, D = D_V = 128,
  * D_rope = 64), softmaxInLayout, and the dropout mask drawn from the Philox4x32-7 stream of (seed, offset >= 0) when
- * keepProb < 1 and dropMaskOptional is null. The FP8 inputs dScaleQOptional, dScaleKOptional, dScaleVOptional,
- * dScaleDyOptional, dScaleOOptional (with outDtype 0 / 1) and sinkInOptional are not supported yet: given with
- * elements they are rejected with 161002. Ascend950 profile only (161002 elsewhere).
+ * keepProb < 1 and dropMaskOptional is null. FP8 (spec fag.md 5.9): query, keyIn, value, dy of FLOAT8_E5M2 or
+ * FLOAT8_E4M3FN (one format), padded layouts only, no rope, with FLOAT32 de-quant scales dScaleQOptional /
+ * dScaleDyOptional [B, N1, ceil(S1/128), 1] and dScaleKOptional / dScaleVOptional [B, N2, ceil(S2/128), 1] (required);
+ * attentionInOptional, a pse table and dqOut / dkOut / dvOut are FLOAT16 (outDtype 0) or BFLOAT16 (outDtype 1).
+ * dScaleOOptional is optional, checked for the dScaleQ shape and not read (attentionIn comes de-quantised). P_d and
+ * dS are cast to the inputs' fp8 format (dS with 128 x 128 block scales). De-quant scales with non-FP8 inputs and
+ * sinkInOptional with elements are rejected with 161002. Ascend950 profile only (161002 elsewhere).
  */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnFlashAttentionScoreGradV4GetWorkspaceSize(
     const aclTensor* query, const aclTensor* keyIn, const aclTensor* value, const aclTensor* dy,

@@ -477,7 +477,11 @@ aclnnStatus checkFaStatistics(std::string_view api, std::string_view name, const
 }
 
 aclnnStatus checkFaInputDtypes(const FaCommonView& v) {
-  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, "query", *v.query, {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}));
+  if (v.fp8OutDtype != ACL_DT_UNDEFINED) {
+    GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, "query", *v.query, {ACL_FLOAT8_E5M2, ACL_FLOAT8_E4M3FN}));
+  } else {
+    GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, "query", *v.query, {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}));
+  }
   GRADKIT_RETURN_IF_ERROR(checkSameDtype(v.api, v.keyName, *v.key, "query", *v.query));
   return checkSameDtype(v.api, "value", *v.value, "query", *v.query);
 }
@@ -555,7 +559,11 @@ aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s) {
     }
     return ACLNN_SUCCESS;
   }
-  GRADKIT_RETURN_IF_ERROR(checkSameDtype(v.api, v.pseName, *v.pse, "query", *v.query));
+  if (v.fp8OutDtype != ACL_DT_UNDEFINED) {  // FP8: the table is not quantised, it takes the out dtype
+    GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, v.pseName, *v.pse, {v.fp8OutDtype}));
+  } else {
+    GRADKIT_RETURN_IF_ERROR(checkSameDtype(v.api, v.pseName, *v.pse, "query", *v.query));
+  }
   return checkUserPseShape(v, s);
 }
 

@@ -48,6 +48,9 @@ struct FaCommonView {
   int64_t innerPrecise = 0, sparseMode = 0, pseType = 1;
   bool philoxDropout = false;
   int64_t offset = 0;
+  // GradV4 FP8 (query FLOAT8_E5M2 / FLOAT8_E4M3FN): query, key, value are fp8 and a pse table takes the out dtype
+  // (FLOAT16 or BFLOAT16, outDtype); ACL_DT_UNDEFINED for every other call.
+  aclDataType fp8OutDtype = ACL_DT_UNDEFINED;
   const char* keyName = "key";                // "keyIn" for the backward
   const char* pseName = "realShiftOptional";  // "pseShiftOptional" for the backward
   const char* queryRopeName = "queryRope";
@@ -84,7 +87,7 @@ aclnnStatus checkFaSoftmaxLayout(std::string_view api, std::string_view name, co
 /** FP32 statistics [B, N1, S1, 8] (padded) or [T1, N1, 8] (TND). */
 aclnnStatus checkFaStatistics(std::string_view api, std::string_view name, const aclTensor& t, const FaSizes& s);
 
-/** The dtype of query (fp16 / bf16 / fp32) and key, value the same (spec 2.3). */
+/** The dtype of query (fp16 / bf16 / fp32; FP8 calls: fp8_e5m2 / fp8_e4m3fn) and key, value the same (spec 2.3). */
 aclnnStatus checkFaInputDtypes(const FaCommonView& v);
 
 /** sparseMode, innerPrecise, the mask (dtype, shape per mode), prefix, tokens (spec 2.7, 2.8, 2.10). */

@@ -86,6 +86,16 @@ FagPlan planFlashAttentionGrad(const FagArgs& args) {
   plan.io.dv = faViewOf(*args.dvOut, call.layout, sizes.dv);
   plan.io.dqRope = optionalView(call.queryRope != nullptr ? args.dqRopeOut : nullptr, call.layout, sizes.dRope);
   plan.io.dkRope = optionalView(call.keyRope != nullptr ? args.dkRopeOut : nullptr, call.layout, sizes.dRope);
+  plan.fp8 = args.query->dtype == ACL_FLOAT8_E5M2 || args.query->dtype == ACL_FLOAT8_E4M3FN;
+  if (plan.fp8) {
+    // [B, N, ceil(S / 128), 1] whatever the layout: read as [batch][head][block] with the tensor's own strides.
+    plan.fp8Scales.q = faViewOf(*args.dScaleQ, FaLayout::BNSD, 1);
+    plan.fp8Scales.k = faViewOf(*args.dScaleK, FaLayout::BNSD, 1);
+    plan.fp8Scales.v = faViewOf(*args.dScaleV, FaLayout::BNSD, 1);
+    plan.fp8Scales.dy = faViewOf(*args.dScaleDy, FaLayout::BNSD, 1);
+    plan.scratch = plan.workspace.book("scratch", kernels::faBackwardFp8ScratchBytes(plan.problem, plan.threads));
+    return plan;
+  }
   plan.scratch = plan.workspace.book("scratch", kernels::faBackwardScratchBytes(plan.problem, plan.threads));
   return plan;
 }
@@ -95,7 +105,12 @@ aclnnStatus FagPlan::run(void* memory) const {
   kernels::FaBackwardIo buffers = io;
   buffers.softmaxMax = static_cast<const float*>(softmaxMax.read(memory));
   buffers.softmaxSum = static_cast<const float*>(softmaxSum.read(memory));
-  kernels::faBackward(runNow, buffers, scratch.booked() ? scratch.in(memory) : nullptr, threads);
+  void* kernelScratch = scratch.booked() ? scratch.in(memory) : nullptr;
+  if (fp8) {
+    kernels::faBackwardFp8(runNow, buffers, fp8Scales, kernelScratch, threads);
+    return ACLNN_SUCCESS;
+  }
+  kernels::faBackward(runNow, buffers, kernelScratch, threads);
   return ACLNN_SUCCESS;
 }
 

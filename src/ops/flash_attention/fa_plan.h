@@ -33,6 +33,8 @@ FaPlan planFlashAttention(const FaArgs& args);
 
 struct FagPlan : FaPlanCommon {
   kernels::FaBackwardIo io;
+  bool fp8 = false;                // FLOAT8 query / key / value / dy (GradV4): faBackwardFp8
+  kernels::FaFp8Scales fp8Scales;  // their de-quant scales (fp8 only)
 
   aclnnStatus run(void* memory) const;
 };

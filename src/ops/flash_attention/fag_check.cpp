@@ -1,14 +1,16 @@
 // The backward checks, spec fag.md 2.4 in upstream's order, then 2.15 as 161002: the profile (the V4 entry point is
-// Ascend950 only), null pointers (161001), the all-empty-outputs shortcut, what gradkit does not support yet (sink,
-// FP8 scales), the layout and the sizes it implies (headNum, ranks, N1 % N2, D(K) = D(Q) >= D_V, D <= 768), the TND
-// sequence arrays, softmaxInLayout, rope, dtypes, the exact shapes of dy / attentionIn / the statistics / the outputs,
-// empty sizes, sparse mode, mask, prefix, tokens, pse, dropout; last the data pointers and gradkit's memory rules (no
-// output overlaps an input or another output).
+// Ascend950 only), null pointers (161001), the all-empty-outputs shortcut, what gradkit does not support yet (sink;
+// FP8 scales without FLOAT8 inputs), the layout and the sizes it implies (headNum, ranks, N1 % N2, D(K) = D(Q) >= D_V,
+// D <= 768), the TND sequence arrays, softmaxInLayout, rope, dtypes, the exact shapes of dy / attentionIn / the
+// statistics / the outputs, empty sizes, sparse mode, mask, prefix, tokens, pse, dropout; last the data pointers and
+// gradkit's memory rules (no output overlaps an input or another output). GradV4 with FLOAT8 inputs (spec 5.9) adds
+// its own rules (checkFp8).
 #include "ops/flash_attention/fag_check.h"
 
 #include <string>
 #include <vector>
 
+#include "base/dtype.h"
 #include "base/error.h"
 #include "opapi/check.h"
 #include "ops/flash_attention/fa_check_common.h"
@@ -16,7 +18,17 @@
 namespace gradkit::ops {
 namespace {
 
+constexpr int64_t kFaFp8ScaleRows = 128;  // rows per de-quant scale block (spec 5.9)
+
 bool emptyOrNull(const aclTensor* t) { return t == nullptr || t->isEmpty(); }
+
+bool isFp8(aclDataType dtype) { return dtype == ACL_FLOAT8_E5M2 || dtype == ACL_FLOAT8_E4M3FN; }
+
+/** A GradV4 call with FLOAT8 inputs: the FP8 path (spec 5.9). */
+bool fp8Call(const FagArgs& a) { return a.entry == FaEntry::Merged950 && isFp8(a.query->dtype); }
+
+/** The dtype of the FP8 path's attentionIn, pse table and outputs: outDtype 0 -> FLOAT16, 1 -> BFLOAT16. */
+aclDataType fp8OutDtype(const FagArgs& a) { return a.outDtype == 1 ? ACL_BF16 : ACL_FLOAT16; }
 
 FaCommonView viewOf(const FagArgs& a) {
   FaCommonView v;
@@ -30,13 +42,14 @@ FaCommonView viewOf(const FagArgs& a) {
   v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
   v.philoxDropout = a.philoxDropout, v.offset = a.offset;
   v.keyName = "keyIn", v.pseName = "pseShiftOptional";
+  if (fp8Call(a)) v.fp8OutDtype = fp8OutDtype(a);
   const bool merged = a.entry == FaEntry::Merged950;
   v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
   v.keyRopeName = merged ? "keyRopeOptional" : "keyInRope";
   return v;
 }
 
-// The sink (GradV3 / V4 / UnpaddingV5) and the FP8 scales (GradV4, issue 13) are not implemented yet.
+// The sink (GradV3 / V4 / UnpaddingV5) is not implemented yet; the FP8 scales belong to FLOAT8 inputs only.
 aclnnStatus checkNotSupportedYet(const FagArgs& a) {
   if (!emptyOrNull(a.sinkIn)) return rejectFaNotSupported(a.api, "sinkInOptional", *a.sinkIn, "the attention sink");
   const NamedTensor scales[] = {{"dScaleQOptional", a.dScaleQ},
@@ -45,7 +58,11 @@ aclnnStatus checkNotSupportedYet(const FagArgs& a) {
                                 {"dScaleDyOptional", a.dScaleDy},
                                 {"dScaleOOptional", a.dScaleO}};
   for (const NamedTensor& t : scales) {
-    if (!emptyOrNull(t.tensor)) return rejectFaNotSupported(a.api, t.name, *t.tensor, "FP8 (block de-quant scales)");
+    if (!fp8Call(a) && !emptyOrNull(t.tensor)) {
+      return fail(ACLNN_ERR_PARAM_INVALID, a.api, t.name,
+                  "nullptr or an empty tensor unless query is FLOAT8_E5M2 / FLOAT8_E4M3FN (the FP8 path)",
+                  "shape " + t.tensor->shapeString() + " with query " + dtypeName(a.query->dtype));
+    }
   }
   if (a.outDtype != 0 && a.outDtype != 1) {
     return fail(ACLNN_ERR_PARAM_INVALID, a.api, "outDtype", "0 (FLOAT16) or 1 (BFLOAT16)", std::to_string(a.outDtype));
@@ -53,7 +70,23 @@ aclnnStatus checkNotSupportedYet(const FagArgs& a) {
   return ACLNN_SUCCESS;
 }
 
+// FP8 (spec 5.9): dy in query's fp8 format; attentionIn and the outputs in the out dtype (outDtype).
+aclnnStatus checkFp8Dtypes(const FagArgs& a) {
+  GRADKIT_RETURN_IF_ERROR(checkSameDtype(a.api, "dy", *a.dy, "query", *a.query));
+  const aclDataType out = fp8OutDtype(a);
+  const NamedTensor outs[] = {
+      {"attentionInOptional", a.attentionIn}, {"dqOut", a.dqOut}, {"dkOut", a.dkOut}, {"dvOut", a.dvOut}};
+  for (const NamedTensor& t : outs) {
+    if (t.tensor->dtype == out) continue;
+    return fail(ACLNN_ERR_PARAM_INVALID, a.api, t.name,
+                std::string(dtypeName(out)) + " (FP8 inputs: outDtype " + std::to_string(a.outDtype) + ")",
+                dtypeName(t.tensor->dtype));
+  }
+  return ACLNN_SUCCESS;
+}
+
 aclnnStatus checkDtypes(const FagArgs& a) {
+  if (fp8Call(a)) return checkFp8Dtypes(a);
   const NamedTensor same[] = {
       {"dy", a.dy}, {"attentionInOptional", a.attentionIn}, {"dqOut", a.dqOut}, {"dkOut", a.dkOut}, {"dvOut", a.dvOut}};
   for (const NamedTensor& t : same)
@@ -97,6 +130,43 @@ aclnnStatus checkNotEmpty(const FagArgs& a, const FaSizes& s) {
               given);
 }
 
+// FP8 (spec 5.9): padded layouts only, no rope, and the de-quant scales: FLOAT32 [B, N1, ceil(S1/128), 1] for q, dy
+// (and o when given: upstream fills it with q's scales; gradkit does not read it, attentionIn is already de-quantised),
+// [B, N2, ceil(S2/128), 1] for k, v.
+aclnnStatus checkFp8(const FagArgs& a, const FaSizes& s) {
+  if (s.tnd()) {
+    return fail(ACLNN_ERR_PARAM_INVALID, a.api, "inputLayout",
+                "BNSD, BSND, BSH or SBH with FLOAT8 inputs (upstream's FP8 path has no TND)", "\"TND\"");
+  }
+  if (a.queryRope != nullptr) {
+    return fail(ACLNN_ERR_PARAM_INVALID, a.api, "queryRopeOptional", "nullptr with FLOAT8 inputs (no FP8 rope)",
+                "shape " + a.queryRope->shapeString());
+  }
+  GRADKIT_RETURN_IF_ERROR(checkFaRequired(a.api, {{"dScaleQOptional", a.dScaleQ},
+                                                  {"dScaleKOptional", a.dScaleK},
+                                                  {"dScaleVOptional", a.dScaleV},
+                                                  {"dScaleDyOptional", a.dScaleDy}}));
+  const int64_t blocks1 = (s.s1 + kFaFp8ScaleRows - 1) / kFaFp8ScaleRows;
+  const int64_t blocks2 = (s.s2 + kFaFp8ScaleRows - 1) / kFaFp8ScaleRows;
+  const std::vector<int64_t> queryScales = {s.b, s.n1, blocks1, 1}, keyScales = {s.b, s.n2, blocks2, 1};
+  const struct {
+    const char* name;
+    const aclTensor* tensor;
+    const std::vector<int64_t>& shape;
+    const char* why;
+  } scales[] = {{"dScaleQOptional", a.dScaleQ, queryScales, "[B, N1, ceil(S1 / 128), 1]"},
+                {"dScaleKOptional", a.dScaleK, keyScales, "[B, N2, ceil(S2 / 128), 1]"},
+                {"dScaleVOptional", a.dScaleV, keyScales, "[B, N2, ceil(S2 / 128), 1]"},
+                {"dScaleDyOptional", a.dScaleDy, queryScales, "[B, N1, ceil(S1 / 128), 1]"},
+                {"dScaleOOptional", a.dScaleO, queryScales, "[B, N1, ceil(S1 / 128), 1]"}};
+  for (const auto& scale : scales) {
+    if (scale.tensor == nullptr) continue;  // only dScaleO may be absent here
+    GRADKIT_RETURN_IF_ERROR(checkDtypeIn(a.api, scale.name, *scale.tensor, {ACL_FLOAT}));
+    GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, scale.name, *scale.tensor, scale.shape, scale.why));
+  }
+  return ACLNN_SUCCESS;
+}
+
 }  // namespace
 
 bool flashAttentionGradNothingToCompute(const FagArgs& args) {
@@ -129,6 +199,7 @@ aclnnStatus checkFlashAttentionGrad(const FagArgs& args, const uint64_t* workspa
   GRADKIT_RETURN_IF_ERROR(checkFaSequenceArrays(v, &s));
   GRADKIT_RETURN_IF_ERROR(checkFaSoftmaxLayout(api, "softmaxInLayout", args.softmaxInLayout));
   GRADKIT_RETURN_IF_ERROR(checkFaInputDtypes(v));
+  if (fp8Call(args)) GRADKIT_RETURN_IF_ERROR(checkFp8(args, s));
   GRADKIT_RETURN_IF_ERROR(checkFaRope(v, &s));
   GRADKIT_RETURN_IF_ERROR(checkDtypes(args));
   GRADKIT_RETURN_IF_ERROR(checkShapes(args, v, s));
@@ -148,7 +219,11 @@ aclnnStatus checkFlashAttentionGrad(const FagArgs& args, const uint64_t* workspa
                                            {"attenMaskOptional", args.attenMask},
                                            {"softmaxMaxOptional", args.softmaxMax},
                                            {"softmaxSumOptional", args.softmaxSum},
-                                           {"attentionInOptional", args.attentionIn}};
+                                           {"attentionInOptional", args.attentionIn},
+                                           {"dScaleQOptional", fp8Call(args) ? args.dScaleQ : nullptr},
+                                           {"dScaleKOptional", fp8Call(args) ? args.dScaleK : nullptr},
+                                           {"dScaleVOptional", fp8Call(args) ? args.dScaleV : nullptr},
+                                           {"dScaleDyOptional", fp8Call(args) ? args.dScaleDy : nullptr}};
   const bool rope = args.queryRope != nullptr;
   const std::vector<NamedTensor> outputs = {{"dqOut", args.dqOut},
                                             {"dkOut", args.dkOut},

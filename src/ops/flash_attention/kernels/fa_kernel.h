@@ -126,4 +126,25 @@ size_t faForwardScratchBytes(const FaProblem& problem, int threads);
 void faBackward(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads);
 size_t faBackwardScratchBytes(const FaProblem& problem, int threads);
 
+/** Rows of an FP8 de-quant scale block, and the rows x columns of a dS quantisation block (spec fag.md 5.9). */
+inline constexpr int64_t kFaFp8BlockRows = 128;
+
+/**
+ * The FP8 backward's de-quant scales: FLOAT32 views [batch][head][block] (element (b, n, blk) at data +
+ * b * strideBatch + n * strideHead + blk * strideRow; strideCol unused), one per 128-row block of a batch's rows:
+ * q and dy over the query heads and S1, k and v over the kv heads and S2.
+ */
+struct FaFp8Scales {
+  FaView q, k, v, dy;
+};
+
+/**
+ * The FP8 backward (spec fag.md 5.9 "FP8 backward golden"): io.q, k, v, dy hold ACL_FLOAT8_E5M2 or ACL_FLOAT8_E4M3FN
+ * codes, attentionIn and the outputs FLOAT16 / BFLOAT16; P_d and dS are cast to the inputs' fp8 format (dS with its
+ * 128 x 128 block scales). No rope. Same contract as faBackward otherwise (bits independent of the thread count).
+ */
+void faBackwardFp8(const FaProblem& problem, const FaBackwardIo& io, const FaFp8Scales& scales, void* scratch,
+                   int threads);
+size_t faBackwardFp8ScratchBytes(const FaProblem& problem, int threads);
+
 }  // namespace gradkit::kernels

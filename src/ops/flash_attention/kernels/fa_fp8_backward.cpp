@@ -1,0 +1,396 @@
+// The FP8 flash attention backward (fa_kernel.h faBackwardFp8, spec fag.md 5.9), on 128 x 128 tiles so that every
+// tile is one de-quant block of each side and one dS quantisation block. Three passes, as the fp16/bf16 backward:
+//   A  Drow_i = rowsum(attentionIn o (dy8 * dScaleDy)) per query row (tasks: batch, query head, query block);
+//   B  tasks (batch, kv head, key chunk): for each key block of the chunk, each query head of the group and each query
+//      block the band leaves, in order:
+//        X    = (q8 k8^T) * (dScaleQ * dScaleK)          P from X, the pse, the scale, the mask and the statistics
+//        P_d8 = fp8(P * keep * dropScale)                dV += (P_d8^T dy8) * dScaleDy
+//        dP   = (dy8 v8^T) * (dScaleDy * dScaleV)        dS = (dP * keep * dropScale - Drow) * P
+//        s    = FP8_MAX / max|dS| (0 below 1e-8)         dS8 = fp8(dS * s), deq = 1 / s (0 when s = 0)
+//        dK  += (dS8^T q8) * (deq * dScaleQ * scale)     dQ_chunk += (dS8 k8) * (deq * dScaleK * scale)
+//      dK and dV of a key block are finished in the task and rounded once to the out dtype;
+//   C  dq = the chunks' accumulators summed in chunk order, rounded once.
+// The fp8 codes are widened exactly to fp32 and multiplied by TileGemm (fp32 accumulation; fp8 x fp8 products are
+// exact). Tasks depend on the shape only and write their own memory: the bits never depend on the thread count.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+#include "core/fp8.h"
+#include "core/parallel.h"
+#include "core/tile_gemm.h"
+#include "ops/flash_attention/kernels/fa_kernel.h"
+#include "ops/flash_attention/kernels/fa_softmax.h"
+#include "ops/flash_attention/kernels/fa_tile.h"
+
+namespace gradkit::kernels {
+namespace {
+
+constexpr int64_t kBlock = kFaFp8BlockRows;
+constexpr double kDsEpsilon = 1e-8;  // dS blocks whose max |dS| is below this get scale 0 (spec 5.9)
+constexpr int64_t kTargetTasks = 8;
+constexpr int64_t kChunkAccumulatorBytes = int64_t{64} << 20;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+/** One worker's tiles (row-major, leading dim = their width). */
+struct Slot {
+  float* q = nullptr;     // [B][d]
+  float* dy = nullptr;    // [B][dv] dy8 values
+  float* o = nullptr;     // [B][dv] attentionIn (pass A)
+  float* k = nullptr;     // [B][d]
+  float* v = nullptr;     // [B][dv]
+  float* p = nullptr;     // [B][B] scores, then P
+  float* pd = nullptr;    // [B][B] P_d8
+  float* keep = nullptr;  // [B][B] (dropout only)
+  float* ds = nullptr;    // [B][B] dP, then dS, then dS8
+  float* dk = nullptr;    // [B][d]
+  float* dv = nullptr;    // [B][dv]
+  float* rowMax = nullptr;
+  float* rowSum = nullptr;
+  void* gemm = nullptr;
+};
+
+TileGemmShape product(int64_t m, int64_t n, int64_t k, bool transA, bool transB, float alpha, bool accumulate) {
+  TileGemmShape s;
+  s.m = m, s.n = n, s.k = k;
+  s.transA = transA, s.transB = transB;
+  s.lda = transA ? m : k;
+  s.ldb = transB ? k : n;
+  s.ldc = n;
+  s.inputType = ACL_FLOAT;
+  s.alpha = alpha;
+  s.beta = accumulate ? 1.0f : 0.0f;
+  return s;
+}
+
+// The five products at full tile size, dense operands (tails shrink m, n or k and keep the leading dims).
+TileGemmShape scoreShape(int64_t d) { return product(kBlock, kBlock, d, false, true, 1.0f, false); }
+TileGemmShape dValueShape(int64_t dv) { return product(kBlock, dv, kBlock, true, false, 1.0f, true); }
+TileGemmShape dProbShape(int64_t dv) { return product(kBlock, kBlock, dv, false, true, 1.0f, false); }
+TileGemmShape dKeyShape(int64_t d) { return product(kBlock, d, kBlock, true, false, 1.0f, true); }
+TileGemmShape dQueryShape(int64_t d) { return product(kBlock, d, kBlock, false, false, 1.0f, true); }
+
+/** Runs `full` shrunk to m x n x k (leading dims kept) with `alpha`. */
+void runProduct(TileGemmShape full, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
+                float* c, void* scratch) {
+  if (m <= 0 || n <= 0) return;
+  full.m = m, full.n = n, full.k = k;
+  full.alpha = alpha;
+  TileGemm(full).run(a, b, c, scratch);
+}
+
+Slot carveSlot(const FaProblem& p, FaArena& arena) {
+  const int64_t d = p.d, dv = p.dv;
+  Slot slot;
+  slot.q = arena.take<float>(kBlock * d);
+  slot.dy = arena.take<float>(kBlock * dv);
+  slot.o = arena.take<float>(kBlock * dv);
+  slot.k = arena.take<float>(kBlock * d);
+  slot.v = arena.take<float>(kBlock * dv);
+  slot.p = arena.take<float>(kBlock * kBlock);
+  slot.pd = arena.take<float>(kBlock * kBlock);
+  if (p.dropout.kind != FaDropoutKind::None) slot.keep = arena.take<float>(kBlock * kBlock);
+  slot.ds = arena.take<float>(kBlock * kBlock);
+  slot.dk = arena.take<float>(kBlock * d);
+  slot.dv = arena.take<float>(kBlock * dv);
+  slot.rowMax = arena.take<float>(kBlock);
+  slot.rowSum = arena.take<float>(kBlock);
+  size_t gemm = 0;
+  for (const TileGemmShape& s : {scoreShape(d), dValueShape(dv), dProbShape(dv), dKeyShape(d), dQueryShape(d)})
+    gemm = std::max(gemm, TileGemm(s).scratchBytes());
+  slot.gemm = arena.take<char>(static_cast<int64_t>(gemm));
+  return slot;
+}
+
+/** Per batch: key chunks, where its dQ accumulators and Drow live. */
+struct Layout {
+  std::vector<int64_t> chunks, dqOffset, dOffset;
+  int64_t dqFloats = 0, dFloats = 0;
+  size_t slotBytes = 0;
+};
+
+Layout layoutOf(const FaProblem& p) {
+  Layout layout;
+  int64_t active = 0;
+  for (const FaBatch& batch : p.batches) active += batch.s2 > 0 ? 1 : 0;
+  const int64_t wanted = ceilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
+  for (const FaBatch& batch : p.batches) {
+    const int64_t keyBlocks = ceilDiv(batch.s2, kBlock);
+    const int64_t chunkBytes = std::max<int64_t>(1, p.n1 * batch.s1 * p.d * static_cast<int64_t>(sizeof(float)));
+    const int64_t chunks = std::min({keyBlocks, wanted, std::max<int64_t>(1, kChunkAccumulatorBytes / chunkBytes)});
+    layout.chunks.push_back(chunks);
+    layout.dqOffset.push_back(layout.dqFloats);
+    layout.dOffset.push_back(layout.dFloats);
+    layout.dqFloats += chunks * p.n1 * batch.s1 * p.d;
+    layout.dFloats += p.n1 * batch.s1;
+  }
+  FaArena counter(nullptr);
+  carveSlot(p, counter);
+  layout.slotBytes = counter.used();
+  return layout;
+}
+
+template <class Fn>
+void runTasks(const FaProblem& p, char* slots, size_t slotBytes, int threads, int64_t count, const Fn& fn) {
+  std::atomic<int64_t> next{0};
+  parallelFor(std::max(1, threads), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      FaArena arena(slots + static_cast<size_t>(w) * slotBytes);
+      const Slot slot = carveSlot(p, arena);
+      for (int64_t t = next.fetch_add(1); t < count; t = next.fetch_add(1)) fn(t, slot);
+    }
+  });
+}
+
+/** Rows [row0, row0 + rows) of (b, head) of an fp8 view, columns [0, cols), decoded into dst (leading dim cols). */
+void loadFp8Rows(const FaView& view, const float* table, int64_t b, int64_t head, int64_t row0, int64_t rows,
+                 int64_t cols, float* dst) {
+  const auto* base = static_cast<const uint8_t*>(view.data) + b * view.strideBatch + head * view.strideHead;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* src = base + (row0 + r) * view.strideRow;
+    float* out = dst + r * cols;
+    if (view.strideCol == 1) {
+      for (int64_t c = 0; c < cols; ++c) out[c] = table[src[c]];
+    } else {
+      for (int64_t c = 0; c < cols; ++c) out[c] = table[src[c * view.strideCol]];
+    }
+  }
+}
+
+/** The de-quant scale of block `blk` of (b, head). */
+float scaleAt(const FaView& view, int64_t b, int64_t head, int64_t blk) {
+  return static_cast<const float*>(view.data)[b * view.strideBatch + head * view.strideHead + blk * view.strideRow];
+}
+
+struct RowTask {
+  int64_t b, n1, r0;
+};
+
+struct ChunkTask {
+  int64_t b, n2, chunk;
+  int64_t cost;
+};
+
+class Fp8Backward {
+ public:
+  Fp8Backward(const FaProblem& p, const FaBackwardIo& io, const FaFp8Scales& scales, const Layout& layout,
+              float* dBuffer, float* dqBuffer)
+      : p_(p), io_(io), scales_(scales), layout_(layout), dBuffer_(dBuffer), dqBuffer_(dqBuffer) {
+    fp8FormatOf(io.q.dtype, &format_);
+    table_ = fp8DecodeTable(format_);
+  }
+
+  /** Pass A: Drow of one query block, 8 stripes of products in column order, then the stripes' tree. */
+  void rowDots(const RowTask& task, const Slot& slot) const {
+    const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
+    const int64_t rows = std::min(kBlock, batch.s1 - task.r0), dv = p_.dv;
+    loadFp8Rows(io_.dy, table_, task.b, task.n1, batch.qFirst + task.r0, rows, dv, slot.dy);
+    faLoadRows(io_.attentionIn, task.b, task.n1, batch.qFirst + task.r0, rows, dv, slot.o, dv);
+    const float dyScale = scaleAt(scales_.dy, task.b, task.n1, task.r0 / kBlock);
+    float* d = dBuffer_ + layout_.dOffset[static_cast<size_t>(task.b)] + task.n1 * batch.s1 + task.r0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* x = slot.dy + r * dv;
+      const float* y = slot.o + r * dv;
+      float part[kFaStripes] = {};
+      for (int64_t c = 0; c < dv; ++c) {
+        const float dequantised = x[c] * dyScale;
+        part[c % kFaStripes] += y[c] * dequantised;
+      }
+      d[r] = faReduceSum(part);
+    }
+  }
+
+  /** Pass B on one task. */
+  void chunk(const ChunkTask& task, const Slot& slot) const {
+    const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
+    const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
+    const int64_t keyBlocks = ceilDiv(batch.s2, kBlock);
+    const int64_t group = p_.n1 / p_.n2;
+    float* dq = dqAccumulator(task.b, task.chunk, task.n2 * group);
+    std::fill(dq, dq + group * batch.s1 * p_.d, 0.0f);
+    const int64_t first = task.chunk * keyBlocks / chunks, end = (task.chunk + 1) * keyBlocks / chunks;
+    for (int64_t block = first; block < end; ++block) keyBlock(task, batch, block, slot);
+  }
+
+  /** Pass C on one query block: the chunks summed in order, rounded and stored. */
+  void finishQueries(const RowTask& task) const {
+    const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
+    const int64_t rows = std::min(kBlock, batch.s1 - task.r0);
+    const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
+    const int64_t row0 = batch.qFirst + task.r0;
+    if (chunks == 0) {
+      faZeroRows(io_.dq, task.b, task.n1, row0, rows, p_.d);
+      return;
+    }
+    const int64_t count = rows * p_.d;
+    float* sum = dqAccumulator(task.b, 0, task.n1) + task.r0 * p_.d;
+    for (int64_t c = 1; c < chunks; ++c) {
+      const float* part = dqAccumulator(task.b, c, task.n1) + task.r0 * p_.d;
+      for (int64_t e = 0; e < count; ++e) sum[e] = sum[e] + part[e];
+    }
+    faStoreRows(sum, p_.d, io_.dq, task.b, task.n1, row0, rows, p_.d);
+  }
+
+ private:
+  float* dqAccumulator(int64_t b, int64_t chunk, int64_t n1) const {
+    const FaBatch& batch = p_.batches[static_cast<size_t>(b)];
+    return dqBuffer_ + layout_.dqOffset[static_cast<size_t>(b)] + ((chunk * p_.n1 + n1) * batch.s1) * p_.d;
+  }
+
+  void keyBlock(const ChunkTask& task, const FaBatch& batch, int64_t block, const Slot& slot) const {
+    const int64_t c0 = block * kBlock, cols = std::min(kBlock, batch.s2 - c0);
+    loadFp8Rows(io_.k, table_, task.b, task.n2, batch.kvFirst + c0, cols, p_.d, slot.k);
+    loadFp8Rows(io_.v, table_, task.b, task.n2, batch.kvFirst + c0, cols, p_.dv, slot.v);
+    std::fill(slot.dk, slot.dk + cols * p_.d, 0.0f);
+    std::fill(slot.dv, slot.dv + cols * p_.dv, 0.0f);
+    int64_t first = 0, last = 0;
+    faBandRows(p_, batch, c0, c0 + cols, &first, &last);
+    const int64_t group = p_.n1 / p_.n2;
+    for (int64_t g = 0; g < group; ++g) {
+      const int64_t n1 = task.n2 * group + g;
+      for (int64_t r0 = first / kBlock * kBlock; r0 < last; r0 += kBlock) tile(task, batch, n1, r0, c0, cols, slot);
+    }
+    const int64_t row0 = batch.kvFirst + c0;
+    faStoreRows(slot.dk, p_.d, io_.dk, task.b, task.n2, row0, cols, p_.d);
+    faStoreRows(slot.dv, p_.dv, io_.dv, task.b, task.n2, row0, cols, p_.dv);
+  }
+
+  void tile(const ChunkTask& task, const FaBatch& batch, int64_t n1, int64_t r0, int64_t c0, int64_t cols,
+            const Slot& slot) const {
+    const int64_t rows = std::min(kBlock, batch.s1 - r0), d = p_.d, dv = p_.dv, ld = kBlock;
+    const FaTileKind kind = faClassifyTile(p_, batch, task.b, n1, r0, r0 + rows, c0, c0 + cols);
+    if (kind == FaTileKind::Skip) return;  // P = 0: dS = 0 and P_d = 0, nothing to add
+    const int64_t rowBlock = r0 / kBlock, colBlock = c0 / kBlock;
+    const float sq = scaleAt(scales_.q, task.b, n1, rowBlock), sdy = scaleAt(scales_.dy, task.b, n1, rowBlock);
+    const float sk = scaleAt(scales_.k, task.b, task.n2, colBlock), sv = scaleAt(scales_.v, task.b, task.n2, colBlock);
+    loadFp8Rows(io_.q, table_, task.b, n1, batch.qFirst + r0, rows, d, slot.q);
+    loadFp8Rows(io_.dy, table_, task.b, n1, batch.qFirst + r0, rows, dv, slot.dy);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = batch.statsBase + n1 * batch.statsHeadStride + (r0 + r) * batch.statsRowStride;
+      slot.rowMax[r] = io_.softmaxMax[at];
+      slot.rowSum[r] = io_.softmaxSum[at];
+    }
+
+    // P from the de-quantised scores.
+    runProduct(scoreShape(d), rows, cols, d, sq * sk, slot.q, slot.k, slot.p, slot.gemm);
+    const float kernelScale = faPrepareScores(p_, batch, task.b, n1, r0, rows, c0, cols, kind, slot.p, ld);
+    faKernels().backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
+
+    // P_d8, then dV.
+    const bool dropout = p_.dropout.kind != FaDropoutKind::None;
+    const float dropScale = p_.dropout.scale;
+    if (dropout) faKeepTile(p_.dropout, batch, n1, r0, rows, c0, cols, slot.keep, ld, faKernels().philoxBytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* prob = slot.p + r * ld;
+      float* out = slot.pd + r * ld;
+      if (dropout) {
+        const float* keep = slot.keep + r * ld;
+        for (int64_t j = 0; j < cols; ++j) out[j] = fp8Round(format_, prob[j] * keep[j] * dropScale);
+      } else {
+        for (int64_t j = 0; j < cols; ++j) out[j] = fp8Round(format_, prob[j]);
+      }
+    }
+    runProduct(dValueShape(dv), cols, dv, rows, sdy, slot.pd, slot.dy, slot.dv, slot.gemm);
+
+    // dP, dS and its block quantisation.
+    runProduct(dProbShape(dv), rows, cols, dv, sdy * sv, slot.dy, slot.v, slot.ds, slot.gemm);
+    const float* dRow = dBuffer_ + layout_.dOffset[static_cast<size_t>(task.b)] + n1 * batch.s1 + r0;
+    float top = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* prob = slot.p + r * ld;
+      float* ds = slot.ds + r * ld;
+      const float dI = dRow[r];
+      if (dropout) {
+        const float* keep = slot.keep + r * ld;
+        for (int64_t j = 0; j < cols; ++j) ds[j] = (ds[j] * keep[j] * dropScale - dI) * prob[j];
+      } else {
+        for (int64_t j = 0; j < cols; ++j) ds[j] = (ds[j] - dI) * prob[j];
+      }
+      for (int64_t j = 0; j < cols; ++j) top = std::max(top, std::fabs(ds[j]));
+    }
+    if (!(top >= static_cast<float>(kDsEpsilon))) return;  // scale 0 (and a NaN max): the block adds 0
+    const float quantScale = fp8MaxOf(format_) / top;
+    const float dequant = 1.0f / quantScale;
+    for (int64_t r = 0; r < rows; ++r) {
+      float* ds = slot.ds + r * ld;
+      for (int64_t j = 0; j < cols; ++j) ds[j] = fp8Round(format_, ds[j] * quantScale);
+    }
+    const float scale = p_.scale;
+    runProduct(dKeyShape(d), cols, d, rows, dequant * sq * scale, slot.ds, slot.q, slot.dk, slot.gemm);
+    float* dqRows = dqAccumulator(task.b, task.chunk, n1) + r0 * d;
+    runProduct(dQueryShape(d), rows, d, cols, dequant * sk * scale, slot.ds, slot.k, dqRows, slot.gemm);
+  }
+
+  const FaProblem& p_;
+  const FaBackwardIo& io_;
+  const FaFp8Scales& scales_;
+  const Layout& layout_;
+  float* dBuffer_;
+  float* dqBuffer_;
+  Fp8Format format_ = Fp8Format::E5M2;
+  const float* table_ = nullptr;
+};
+
+std::vector<RowTask> rowTasks(const FaProblem& p) {
+  std::vector<RowTask> tasks;
+  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b)
+    for (int64_t n1 = 0; n1 < p.n1; ++n1)
+      for (int64_t r0 = 0; r0 < p.batches[static_cast<size_t>(b)].s1; r0 += kBlock) tasks.push_back({b, n1, r0});
+  return tasks;
+}
+
+std::vector<ChunkTask> chunkTasks(const FaProblem& p, const Layout& layout) {
+  std::vector<ChunkTask> tasks;
+  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
+    const FaBatch& batch = p.batches[static_cast<size_t>(b)];
+    const int64_t count = layout.chunks[static_cast<size_t>(b)], keyBlocks = ceilDiv(batch.s2, kBlock);
+    for (int64_t n2 = 0; n2 < p.n2; ++n2) {
+      for (int64_t c = 0; c < count; ++c) {
+        int64_t cost = 0;
+        for (int64_t block = c * keyBlocks / count; block < (c + 1) * keyBlocks / count; ++block) {
+          int64_t first = 0, last = 0;
+          faBandRows(p, batch, block * kBlock, std::min(batch.s2, (block + 1) * kBlock), &first, &last);
+          cost += last - first;
+        }
+        tasks.push_back({b, n2, c, cost});
+      }
+    }
+  }
+  // Costliest first (who runs a task never changes its bits).
+  std::stable_sort(tasks.begin(), tasks.end(), [](const ChunkTask& x, const ChunkTask& y) { return x.cost > y.cost; });
+  return tasks;
+}
+
+}  // namespace
+
+void faBackwardFp8(const FaProblem& p, const FaBackwardIo& io, const FaFp8Scales& scales, void* scratch, int threads) {
+  if (p.n1 <= 0 || p.n2 <= 0) return;
+  const Layout layout = layoutOf(p);
+  FaArena arena(scratch);
+  float* dBuffer = arena.take<float>(layout.dFloats);
+  float* dqBuffer = arena.take<float>(layout.dqFloats);
+  char* slots = static_cast<char*>(scratch) + arena.used();
+  const Fp8Backward backward(p, io, scales, layout, dBuffer, dqBuffer);
+  const std::vector<RowTask> rows = rowTasks(p);
+  const auto rowCount = static_cast<int64_t>(rows.size());
+  runTasks(p, slots, layout.slotBytes, threads, rowCount,
+           [&](int64_t t, const Slot& slot) { backward.rowDots(rows[static_cast<size_t>(t)], slot); });
+  const std::vector<ChunkTask> chunks = chunkTasks(p, layout);
+  runTasks(p, slots, layout.slotBytes, threads, static_cast<int64_t>(chunks.size()),
+           [&](int64_t t, const Slot& slot) { backward.chunk(chunks[static_cast<size_t>(t)], slot); });
+  runTasks(p, slots, layout.slotBytes, threads, rowCount,
+           [&](int64_t t, const Slot&) { backward.finishQueries(rows[static_cast<size_t>(t)]); });
+}
+
+size_t faBackwardFp8ScratchBytes(const FaProblem& p, int threads) {
+  if (p.n1 <= 0 || p.n2 <= 0) return 0;
+  const Layout layout = layoutOf(p);
+  FaArena counter(nullptr);
+  counter.take<float>(layout.dFloats);
+  counter.take<float>(layout.dqFloats);
+  return counter.used() + layout.slotBytes * static_cast<size_t>(std::max(1, threads));
+}
+
+}  // namespace gradkit::kernels
