@@ -140,6 +140,7 @@ SeedCase parseSeedCase(const json& t) {
   for (const std::string& mode : c.modes) oneOf(mode, {"grad_only", "auto_grad"}, where + " 'modes'");
   c.dataSeed = t.value("data_seed", uint64_t{0});
   c.pending = t.value("pending", std::string());
+  c.pendingModes = t.value("pending_modes", std::map<std::string, std::string>{});
   c.expectFirstKeepBits = t.value("expect_first_keep_bits", std::string());
   return c;
 }

@@ -15,11 +15,13 @@
 //            backward, auto_grad runs our forward first (the seed's pta_mode);
 //   "data_seed": the seed of the standard normal inputs (default 0);
 //   "pending": a reason: the case is listed, logged and reported as pending instead of run;
+//   "pending_modes": {"auto_grad": reason}: the same for one mode;
 //   "expect_first_keep_bits": the keep bits ('0'/'1') the dropout stream must give the first row of batch 0,
 //            head 0 from its column 0 (a check of the Philox stream against spec 3.6's worked values).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,7 @@ struct SeedCase {
   std::vector<std::string> modes{"grad_only", "auto_grad"};
   uint64_t dataSeed = 0;
   std::string pending;
+  std::map<std::string, std::string> pendingModes;
   std::string expectFirstKeepBits;
 
   bool tnd() const { return layout == "TND"; }

@@ -237,10 +237,60 @@ SeedContext makeSeedContext(const SeedCase& sc) {
   buildPse(c, normal);
   buildMask(c, normal);
   golden::checkFlashAttentionProblem(p);
+  if (sc.fp8()) {
+    if (sc.rope || sc.tnd()) throw HarnessError("seed case " + sc.name + ": FP8 takes padded layouts and no rope");
+    c.fp8Format = sc.dtype == ACL_FLOAT8_E5M2 ? golden::Fp8Format::E5M2 : golden::Fp8Format::E4M3FN;
+    const auto floats = [](const std::vector<double>& values) {
+      return std::vector<float>(values.begin(), values.end());
+    };
+    c.fp8Q = golden::fp8QuantizeQuerySide(p, c.fp8Format, floats(c.q).data(), p.d);
+    c.fp8K = golden::fp8QuantizeKeySide(p, c.fp8Format, floats(c.k).data(), p.d);
+    c.fp8V = golden::fp8QuantizeKeySide(p, c.fp8Format, floats(c.v).data(), p.dv);
+    c.fp8Dy = golden::fp8QuantizeQuerySide(p, c.fp8Format, floats(c.dy).data(), p.dv);
+  }
   return c;
 }
 
+namespace {
+
+std::vector<double> roundedAll(std::vector<double> values, aclDataType dtype) {
+  for (double& value : values) value = roundToDtype(dtype, value);
+  return values;
+}
+
+// The FP8 golden (spec 5.9): forward on the quantised inputs, backward from its out and statistics (rounded as the
+// operator receives them for grads, unrounded for chainGrads).
+void runSeedFp8Golden(SeedContext& c) {
+  golden::FlashAttentionFp8Inputs in;
+  in.format = c.fp8Format;
+  in.q = c.fp8Q.values.data();
+  in.k = c.fp8K.values.data();
+  in.v = c.fp8V.values.data();
+  in.dScaleQ = c.fp8Q.dScale.data();
+  in.dScaleK = c.fp8K.dScale.data();
+  in.dScaleV = c.fp8V.dScale.data();
+  c.forward = golden::flashAttentionFp8Forward(c.problem, in);
+  golden::FlashAttentionFp8GradInputs grad;
+  grad.tensors = in;
+  grad.dy = c.fp8Dy.values.data();
+  grad.dScaleDy = c.fp8Dy.dScale.data();
+  grad.attentionIn = c.forward.out.data();
+  grad.softmaxMax = c.forward.softmaxMax.data();
+  grad.softmaxSum = c.forward.softmaxSum.data();
+  c.chainGrads = golden::flashAttentionFp8Backward(c.problem, grad);
+  const std::vector<double> out = roundedAll(c.forward.out, c.sc.outDtype);
+  const std::vector<double> max = roundedAll(c.forward.softmaxMax, ACL_FLOAT);
+  const std::vector<double> sum = roundedAll(c.forward.softmaxSum, ACL_FLOAT);
+  grad.attentionIn = out.data();
+  grad.softmaxMax = max.data();
+  grad.softmaxSum = sum.data();
+  c.grads = golden::flashAttentionFp8Backward(c.problem, grad);
+}
+
+}  // namespace
+
 void runSeedGolden(SeedContext& c) {
+  if (c.sc.fp8()) return runSeedFp8Golden(c);
   golden::FlashAttentionInputs<double> in;
   in.q = c.q.data();
   in.k = c.k.data();
@@ -257,14 +307,9 @@ void runSeedGolden(SeedContext& c) {
   grad.softmaxMax = c.forward.softmaxMax.data();
   grad.softmaxSum = c.forward.softmaxSum.data();
   c.chainGrads = golden::flashAttentionBackward<double>(c.problem, grad);
-  const aclDataType outDtype = c.sc.fp8() ? c.sc.outDtype : c.sc.dtype;
-  const auto rounded = [](std::vector<double> values, aclDataType dtype) {
-    for (double& value : values) value = roundToDtype(dtype, value);
-    return values;
-  };
-  const std::vector<double> out = rounded(c.forward.out, outDtype);
-  const std::vector<double> max = rounded(c.forward.softmaxMax, ACL_FLOAT);
-  const std::vector<double> sum = rounded(c.forward.softmaxSum, ACL_FLOAT);
+  const std::vector<double> out = roundedAll(c.forward.out, c.sc.dtype);
+  const std::vector<double> max = roundedAll(c.forward.softmaxMax, ACL_FLOAT);
+  const std::vector<double> sum = roundedAll(c.forward.softmaxSum, ACL_FLOAT);
   grad.attentionIn = out.data();
   grad.softmaxMax = max.data();
   grad.softmaxSum = sum.data();

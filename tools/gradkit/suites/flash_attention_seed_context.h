@@ -14,6 +14,7 @@
 
 #include "acl/acl_base.h"
 #include "golden/flash_attention.h"
+#include "golden/flash_attention_fp8.h"
 #include "suites/flash_attention_seed_case.h"
 
 namespace gradkit::cli {
@@ -33,6 +34,10 @@ struct SeedContext {
   std::vector<double> q, k, v, dy;   // q, k with head dim dQk()
   std::vector<double> qRope, kRope;  // head dim dRope() (rope cases)
   SeedPlainTensor attenMask, pse;
+  // FP8 cases (spec 5.9): q, k, v, dy quantised per (batch, head) and 128-row block (golden/flash_attention_fp8.h);
+  // the operator gets their codes and de-quant scales, the golden their values.
+  golden::Fp8Format fp8Format = golden::Fp8Format::E5M2;
+  golden::Fp8Quantized fp8Q, fp8K, fp8V, fp8Dy;
   golden::FlashAttentionProblem problem;  // mask, pse, dropout of the case for the golden
   // The fp64 golden forward (out, statistics per query row), canonical order.
   golden::FlashAttentionForwardOutputs<double> forward;
@@ -49,7 +54,10 @@ struct SeedContext {
 /** Generates every input of `sc` and its golden problem (no golden run yet). Throws HarnessError. */
 SeedContext makeSeedContext(const SeedCase& sc);
 
-/** Runs the fp64 golden forward and both backwards on the context (fills forward, grads and chainGrads). */
+/**
+ * Runs the fp64 golden forward and both backwards on the context (fills forward, grads and chainGrads); FP8 cases
+ * run golden/flash_attention_fp8's chain on the quantised inputs instead.
+ */
 void runSeedGolden(SeedContext& context);
 
 /**
