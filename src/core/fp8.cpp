@@ -24,8 +24,21 @@ const Fp8Tables& tables() {
 
 const float* fp8DecodeTable(Fp8Format format) { return format == Fp8Format::E5M2 ? tables().e5m2 : tables().e4m3; }
 
+namespace {
+
+template <bool kE4m3>
+void roundRow(float* values, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) values[i] = fp8_detail::roundToFp8<kE4m3>(values[i]);
+}
+
+}  // namespace
+
 void fp8RoundInPlace(Fp8Format format, float* values, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) values[i] = fp8Round(format, values[i]);
+  if (format == Fp8Format::E4M3FN) {
+    roundRow<true>(values, count);
+  } else {
+    roundRow<false>(values, count);
+  }
 }
 
 void fp8DecodeRow(Fp8Format format, const uint8_t* codes, float* out, int64_t count) {

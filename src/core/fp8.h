@@ -54,10 +54,7 @@ inline float floatOf(uint32_t b) {
   return v;
 }
 
-/**
- * Rounds a float with magnitude bits inside [2^minExp, overflow) to kManBits mantissa bits (RNE) in the float
- * encoding itself: add half an ulp minus one plus the kept LSB, clear the dropped bits.
- */
+/** Rounds normal-range magnitude bits to kManBits mantissa bits (RNE) in the float encoding itself. */
 template <int kManBits>
 inline uint32_t roundNormal(uint32_t a) {
   constexpr int kShift = 23 - kManBits;
@@ -65,24 +62,39 @@ inline uint32_t roundNormal(uint32_t a) {
   return (a + (kDrop >> 1) + ((a >> kShift) & 1u)) & ~kDrop;
 }
 
+/**
+ * The value rounded to e4m3fn (kE4m3) or e5m2 and widened back, without branches (so loops vectorise):
+ *  - below the smallest normal (2^-6 / 2^-14): (|x| + C) - C with C = 2^23 denormal ulps (2^14 / 2^7) rounds |x| to
+ *    the denormal grid in one fp32 addition (RNE), exactly;
+ *  - normal range: the mantissa rounded in the float encoding (roundNormal);
+ *  - beyond it: e4m3fn NaN for |x| > 464, e5m2 Inf for |x| >= 61440; NaN inputs give the decoded NaN codes.
+ */
+template <bool kE4m3>
+inline float roundToFp8(float value) {
+  constexpr uint32_t kMinNormal = kE4m3 ? 0x3c800000u : 0x38800000u;  // 2^-6 / 2^-14
+  constexpr float kDenormalShift = kE4m3 ? 16384.0f : 128.0f;         // 2^14 / 2^7
+  const uint32_t x = bitsOf(value);
+  const uint32_t a = x & 0x7fffffffu;
+  const uint32_t sign = x & 0x80000000u;
+  const float shifted = floatOf(a) + kDenormalShift;
+  const uint32_t denormal = bitsOf(shifted - kDenormalShift);
+  uint32_t r = a < kMinNormal ? denormal : roundNormal < kE4m3 ? 3 : 2 > (a);
+  if (kE4m3) {
+    r = a > 0x43e80000u ? 0x7fc00000u : r;  // past the 448 / NaN tie, Inf, NaN: the NaN code
+  } else {
+    r = a >= 0x47700000u ? (a > 0x7f800000u ? 0x7fe00000u : 0x7f800000u) : r;  // Inf; NaN: the 0x7f code
+  }
+  return floatOf(sign | r);
+}
+
 }  // namespace fp8_detail
 
 /**
- * fp8Decode(format, fp8Encode(format, x)) without the table lookups: the value rounded to the format (RNE) and
- * widened back. Values in the formats' normal ranges take a few integer operations; the rest goes through the codes.
+ * fp8Decode(format, fp8Encode(format, x)) computed on the float directly: the value rounded to the format (RNE) and
+ * widened back (NaN: the decoded NaN code with x's sign).
  */
 inline float fp8Round(Fp8Format format, float value) {
-  const uint32_t x = fp8_detail::bitsOf(value);
-  const uint32_t a = x & 0x7fffffffu;
-  const uint32_t sign = x & 0x80000000u;
-  if (format == Fp8Format::E4M3FN) {
-    // Normal e4m3fn: [2^-6, 464]; 464 (0x43e80000) still rounds down to 448 (tie to even).
-    if (a >= 0x3c800000u && a <= 0x43e80000u) return fp8_detail::floatOf(sign | fp8_detail::roundNormal<3>(a));
-  } else {
-    // Normal e5m2: [2^-14, 61440); 61440 (0x47700000) rounds to Inf.
-    if (a >= 0x38800000u && a < 0x47700000u) return fp8_detail::floatOf(sign | fp8_detail::roundNormal<2>(a));
-  }
-  return fp8Decode(format, fp8Encode(format, value));
+  return format == Fp8Format::E4M3FN ? fp8_detail::roundToFp8<true>(value) : fp8_detail::roundToFp8<false>(value);
 }
 
 /** Rounds count floats to the format in place (fp8Round each). */

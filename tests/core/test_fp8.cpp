@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -123,6 +124,25 @@ TEST_P(Fp8, RoundEqualsEncodeDecodeOnRandomFloats) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (!sameFloat(rounded[i], reference(f, values[i])) && ++mismatches < 5)
       ADD_FAILURE() << values[i] << " -> " << rounded[i] << " want " << reference(f, values[i]);
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST_P(Fp8, RoundEqualsEncodeDecodeOnASweepOfEveryExponent) {
+  // Every 251st float bit pattern (17 million, every exponent and sign, Inf and NaN patterns included).
+  const Fp8Format f = GetParam();
+  std::vector<float> row(4096);
+  int64_t mismatches = 0;
+  uint64_t bits = 0;
+  while (bits <= 0xffffffffull) {
+    size_t n = 0;
+    for (; n < row.size() && bits <= 0xffffffffull; ++n, bits += 251) row[n] = floatOf(static_cast<uint32_t>(bits));
+    std::vector<float> rounded(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(n));
+    gradkit::fp8RoundInPlace(f, rounded.data(), static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      if (!sameFloat(rounded[i], reference(f, row[i])) && ++mismatches < 5)
+        ADD_FAILURE() << std::hex << bitsOf(row[i]) << " -> " << bitsOf(rounded[i]);
+    }
   }
   EXPECT_EQ(mismatches, 0);
 }

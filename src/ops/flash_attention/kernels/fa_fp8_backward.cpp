@@ -287,10 +287,11 @@ class Fp8Backward {
       float* out = slot.pd + r * ld;
       if (dropout) {
         const float* keep = slot.keep + r * ld;
-        for (int64_t j = 0; j < cols; ++j) out[j] = fp8Round(format_, prob[j] * keep[j] * dropScale);
+        for (int64_t j = 0; j < cols; ++j) out[j] = prob[j] * keep[j] * dropScale;
       } else {
-        for (int64_t j = 0; j < cols; ++j) out[j] = fp8Round(format_, prob[j]);
+        std::copy(prob, prob + cols, out);
       }
+      fp8RoundInPlace(format_, out, cols);
     }
     runProduct(dValueShape(dv), cols, dv, rows, sdy, slot.pd, slot.dy, slot.dv, slot.gemm);
 
@@ -315,7 +316,8 @@ class Fp8Backward {
     const float dequant = 1.0f / quantScale;
     for (int64_t r = 0; r < rows; ++r) {
       float* ds = slot.ds + r * ld;
-      for (int64_t j = 0; j < cols; ++j) ds[j] = fp8Round(format_, ds[j] * quantScale);
+      for (int64_t j = 0; j < cols; ++j) ds[j] = ds[j] * quantScale;
+      fp8RoundInPlace(format_, ds, cols);
     }
     const float scale = p_.scale;
     runProduct(dKeyShape(d), cols, d, rows, dequant * sq * scale, slot.ds, slot.q, slot.dk, slot.gemm);
