@@ -253,7 +253,8 @@ void expectCloseToGolden(const Fp8Case& fc, bool strided) {
   // Both follow the same chain; what differs is fp32 vs double arithmetic (summation order, block scales within an
   // ulp), rarely an fp8 cast of P_d or dS on the other side of a rounding boundary, and the output rounding.
   const aclDataType out = fc.c.dtype;
-  const double relL2Gate = out == ACL_BF16 ? 6e-3 : 2e-3;
+  // Measured: rel L2 <= 1.5e-4, max <= 1.7e-3 of the largest value, <= 0.18 % over spec 5.11's threshold.
+  const double relL2Gate = 1e-3;
   for (const auto& [name, ours, want] : {std::make_tuple("dq", &r.dq, &g.dq), std::make_tuple("dk", &r.dk, &g.dk),
                                          std::make_tuple("dv", &r.dv, &g.dv)}) {
     double top = 0;
@@ -263,7 +264,7 @@ void expectCloseToGolden(const Fp8Case& fc, bool strided) {
     std::printf("%s%s %s vs FP8 golden: rel L2 %.2e, max %.2e, over threshold %.3f%%\n", fc.name.c_str(),
                 strided ? " (strided)" : "", name, d.relL2, d.relMax, 100 * d.overShare);
     EXPECT_LT(d.relL2, relL2Gate) << name;
-    EXPECT_LT(d.relMax, 0.05) << name;
+    EXPECT_LT(d.relMax, 0.02) << name;
     EXPECT_LE(d.overShare, 0.005) << name;  // spec 5.11's ratio, asserted
   }
 }
