@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cfloat>
+#include <cmath>
 #include <vector>
 
 #include "core/parallel.h"
@@ -160,7 +161,11 @@ void storeWithRope(const float* src, const FaView& main, const FaView& rope, int
   if (dRope > 0) faStoreRows(src + d, dq, rope, b, head, row0, rows, dRope);
 }
 
-/** Pass A: D_i of one query block, 8 stripes of products in column order, then the stripes' tree. */
+/**
+ * Pass A: D_i of one query block, accumulated exactly as the tile products accumulate dP (one fused multiply-add per
+ * column, in column order, from 0: core/tile_gemm.h). So where attentionIn's row equals a value row (a query that
+ * sees one key) dP - D cancels to exactly 0, as the golden's and a naive computation's do, instead of leaving an ulp.
+ */
 void rowDots(const FaBackwardIo& io, const FaBatch& batch, const RowTask& task, int64_t dv, float* d,
              const BackwardSlot& slot) {
   const int64_t rows = std::min(kRows, batch.s1 - task.r0);
@@ -169,9 +174,9 @@ void rowDots(const FaBackwardIo& io, const FaBatch& batch, const RowTask& task, 
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = slot.dy + r * dv;
     const float* y = slot.o + r * dv;
-    float part[kFaStripes] = {};
-    for (int64_t c = 0; c < dv; ++c) part[c % kFaStripes] += x[c] * y[c];
-    d[task.r0 + r] = faReduceSum(part);
+    float sum = 0.0f;
+    for (int64_t c = 0; c < dv; ++c) sum = std::fma(x[c], y[c], sum);
+    d[task.r0 + r] = sum;
   }
 }
 
