@@ -122,13 +122,24 @@ TEST(DoubleBenchmark, ExactNaiveDoesNotFailAResultUnderTheAbsoluteFloor) {
 }
 
 TEST(DoubleBenchmark, SmallValueCountRatioAboveTwoFails) {
-  const std::vector<double> golden{1e-6, 1e-6, 1e-6, 1.0};
-  const std::vector<double> naive{1e-6 + 1e-8, 1e-6, 1e-6, 1.0};               // 1 small-value error
-  const std::vector<double> ours{1e-6 + 1e-8, 1e-6 + 1e-8, 1e-6 + 1e-8, 1.0};  // 3
-  const DoubleBenchmark result = doubleBenchmark(ours.data(), naive.data(), golden.data(), 4, ACL_FLOAT);
-  EXPECT_DOUBLE_EQ(result.smallValueRatio, 3.0);
+  const std::vector<double> golden{1e-6, 1e-6, 1e-6, 1e-6, 1e-6, 1.0};
+  const std::vector<double> naive{1e-6 + 1e-8, 1e-6, 1e-6, 1e-6, 1e-6, 1.0};  // 1 small-value error
+  std::vector<double> ours(golden);
+  for (int i = 0; i < 5; ++i) ours[i] += 1e-8;  // 5
+  const DoubleBenchmark result = doubleBenchmark(ours.data(), naive.data(), golden.data(), 6, ACL_FLOAT);
+  EXPECT_DOUBLE_EQ(result.smallValueRatio, 2.5);  // 5 / max(1, kSmallValueCountFloor)
   EXPECT_FALSE(result.passed);
   EXPECT_NE(result.reason.find("small-value"), std::string::npos) << result.reason;
+}
+
+TEST(DoubleBenchmark, SmallValueCountsOfOneOrTwoAreNoStatistic) {
+  // Naive exact on all but one small element, ours off on three: 3 / 2 passes; a fifth error would not.
+  const std::vector<double> golden{1e-6, 1e-6, 1e-6, 1.0};
+  const std::vector<double> naive{1e-6 + 1e-8, 1e-6, 1e-6, 1.0};
+  const std::vector<double> ours{1e-6 + 1e-8, 1e-6 + 1e-8, 1e-6 + 1e-8, 1.0};
+  const DoubleBenchmark result = doubleBenchmark(ours.data(), naive.data(), golden.data(), 4, ACL_FLOAT);
+  EXPECT_DOUBLE_EQ(result.smallValueRatio, 1.5);
+  EXPECT_TRUE(result.passed) << result.reason;
 }
 
 TEST(DoubleBenchmark, MissingANonFiniteTheNaiveGotFails) {

@@ -47,6 +47,9 @@ double experimentalThreshold(aclDataType dtype);
 /** ours / naive, with 0/0 = 1 (as good as the benchmark) and x/0 = Inf. */
 double metricRatio(double ours, double naive);
 
+/** The smallest naive small-value error count the ratio divides by (up to 4 such errors always pass). */
+inline constexpr int64_t kSmallValueCountFloor = 2;
+
 /** The double-benchmark verdict. */
 struct DoubleBenchmark {
   ErrorMetrics ours;
@@ -54,7 +57,7 @@ struct DoubleBenchmark {
   double mareRatio = 0.0;
   double mereRatio = 0.0;
   double rmseRatio = 0.0;
-  double smallValueRatio = 0.0;  // ours.smallValueErrors / max(naive.smallValueErrors, 1)
+  double smallValueRatio = 0.0;  // ours.smallValueErrors / max(naive.smallValueErrors, kSmallValueCountFloor)
   bool passed = false;
   std::string reason;  // the first failing criterion, empty when passed
 };
