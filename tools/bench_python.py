@@ -2,9 +2,10 @@
 """Speed of the gradkit Python module, as ratios measured in the same run (docs/python.md, "Speed").
 
 Two tables:
-  1. forward + backward through each autograd wrapper (gradkit.relu / dropout / mhc_pre / compressor) against the
-     pure-torch reference on the same data (torch.relu, torch's dropout, gradkit.reference.mhc_pre and
-     gradkit.reference.compressor in fp32): time ratio.
+  1. forward + backward through each autograd wrapper (gradkit.relu / dropout / mhc_pre / compressor /
+     flash_attention) against the pure-torch reference on the same data (torch.relu, torch's dropout,
+     gradkit.reference.mhc_pre, gradkit.reference.compressor and gradkit.reference.flash_attention in fp32): time
+     ratio.
   2. the wrapper's own overhead: the raw operator through gradkit.ops (outputs given, so both sides do the same
      work) against the same operator called on the C API directly through ctypes (aclCreateTensor for every
      tensor, GetWorkspaceSize, the run, aclrtSynchronizeStream: what any caller must do). Goal: < 5 % from 1M
@@ -170,6 +171,23 @@ def compressor_rows(repeat):
         print(f"{'compressor':10} {name + ' x':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
 
 
+def flash_attention_rows(repeat):
+    """Causal self-attention, BSH fp32, B = 1, N = 4, D = 64, S = 1024 and 2048 (q: 256K / 512K elements)."""
+    for seq in (1024, 2048):
+        generator = torch.Generator().manual_seed(0)
+        params = [torch.randn(1, seq, 4 * 64, generator=generator).requires_grad_() for _ in range(3)]
+        grads = [torch.randn(1, seq, 4 * 64, generator=generator)]
+        mask = gradkit.flash_attention_causal_mask()
+        causal = torch.ones(seq, seq, dtype=torch.bool).triu(1)
+        scale = 1.0 / 8.0
+        ours = lambda q, k, v: gradkit.flash_attention(q, k, v, 4, "BSH", atten_mask=mask, sparse_mode=3)
+        theirs = lambda q, k, v: reference.flash_attention(q, k, v, 4, "BSH", atten_mask=causal, scale=scale,
+                                                           compute=torch.float32)
+        a, b = interleaved(lambda: forward_backward(ours, params, grads),
+                           lambda: forward_backward(theirs, params, grads), max(repeat // 6, 3))
+        print(f"{'flash_attn':10} {'fp32 q':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
+
+
 def wrapper_rows(sizes, repeat):
     print("1. forward + backward, autograd wrapper vs pure-torch reference (same data)")
     print(f"{'op':10} {'dtype':9} {'elements':>9} {'gradkit ms':>11} {'torch ms':>9} {'ratio':>6}")
@@ -192,6 +210,7 @@ def wrapper_rows(sizes, repeat):
                            lambda: forward_backward(reference.mhc_pre, params, grads), max(repeat // 3, 5))
         print(f"{'mhc_pre':10} {'bf16 x':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
     compressor_rows(repeat)
+    flash_attention_rows(repeat)
 
 
 def overhead_rows(sizes, repeat):
