@@ -16,6 +16,8 @@
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
 #include "aclnnop/aclnn_dropout_v3_grad.h"
+#include "aclnnop/aclnn_flash_attention_score.h"
+#include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "aclnnop/aclnn_mhc_pre.h"
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_mhc_pre_backward_v2.h"
@@ -400,6 +402,217 @@ std::unique_ptr<OpCall> compressorGrad() {
   return call;
 }
 
+// Flash attention (docs/flash_attention.md): FLOAT, N1 = 2 query heads over N2 = 1 KV head, D = 16, S1 = S2 = 8
+// (padded layouts) or two batches of 3 + 5 query and 4 + 6 KV tokens (TND). Statistics are [B, N1, S1, 8] or
+// [T1, N1, 8]. The backward gets plausible statistics (max 0.25, sum 6: finite, no row fully masked) and out.
+constexpr int64_t kFaHeads = 2, kFaKvHeads = 1, kFaDim = 16, kFaSeq = 8;
+constexpr int64_t kFaTokensQ = 8, kFaTokensKv = 10;
+char kFaBsh[] = "BSH";
+char kFaBnsd[] = "BNSD";
+char kFaTnd[] = "TND";
+char kFaNoLayout[] = "";
+
+/** A FLOAT input of `shape` filled with `value` (the softmax statistics). */
+aclTensor* faConstant(OpCall& call, const std::vector<int64_t>& shape, float value) {
+  aclTensor* tensor = shaped(call, ACL_FLOAT, sizeof(float), shape, false);
+  auto& buffer = call.inputs.back();
+  auto* values = static_cast<float*>(buffer->data());
+  for (size_t i = 0; i < buffer->size() / sizeof(float); ++i) values[i] = value;
+  return tensor;
+}
+
+/** A BOOL [S1, S2] mask hiding the keys after each query (causal: no row is fully masked). */
+aclTensor* faCausalMask(OpCall& call) {
+  aclTensor* tensor = shaped(call, ACL_BOOL, 1, {kFaSeq, kFaSeq}, false);
+  auto* bytes = static_cast<unsigned char*>(call.inputs.back()->data());
+  for (int64_t i = 0; i < kFaSeq; ++i) {
+    for (int64_t j = 0; j < kFaSeq; ++j) bytes[i * kFaSeq + j] = j > i ? 1 : 0;
+  }
+  return tensor;
+}
+
+/** A packed UINT8 keep mask of `elements` bits, about 7 of 8 kept. */
+aclTensor* faDropMask(OpCall& call, int64_t elements) {
+  aclTensor* tensor = shaped(call, ACL_UINT8, 1, {(elements + 7) / 8}, false);
+  auto* bytes = static_cast<unsigned char*>(call.inputs.back()->data());
+  for (size_t i = 0; i < call.inputs.back()->size(); ++i) bytes[i] = static_cast<unsigned char>(0xFF ^ (1 << (i % 8)));
+  return tensor;
+}
+
+/** An int array held by `call`. */
+aclIntArray* faArray(OpCall& call, const std::vector<int64_t>& values) {
+  aclIntArray* array = aclCreateIntArray(values.data(), values.size());
+  EXPECT_NE(array, nullptr) << aclGetRecentErrMsg();
+  call.descriptors.emplace_back(array, [](void* a) { aclDestroyIntArray(static_cast<aclIntArray*>(a)); });
+  return array;
+}
+
+/** The BSH / BNSD tensors of one padded-layout call (q and out with N1 heads, k and v with N2). */
+std::vector<int64_t> faShape(bool bnsd, int64_t heads) {
+  return bnsd ? std::vector<int64_t>{1, heads, kFaSeq, kFaDim} : std::vector<int64_t>{1, kFaSeq, heads * kFaDim};
+}
+const std::vector<int64_t> kFaStats = {1, kFaHeads, kFaSeq, 8};
+const std::vector<int64_t> kFaTndStats = {kFaTokensQ, kFaHeads, 8};
+const double kFaScale = 0.25;
+
+/** aclnnFlashAttentionScore: BSH, no mask, no dropout. */
+std::unique_ptr<OpCall> flashAttentionScore() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = mhcFloat(*call, faShape(false, kFaHeads), 0.0f);
+  aclTensor* k = mhcFloat(*call, faShape(false, kFaKvHeads), 0.0f);
+  aclTensor* v = mhcFloat(*call, faShape(false, kFaKvHeads), 0.0f);
+  aclTensor* max = mhcFloatOutput(*call, kFaStats);
+  aclTensor* sum = mhcFloatOutput(*call, kFaStats);
+  aclTensor* out = mhcFloatOutput(*call, faShape(false, kFaHeads));
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnFlashAttentionScoreGetWorkspaceSize(q, k, v, nullptr, nullptr, nullptr, nullptr, nullptr, kFaScale, 1.0,
+                                                    2147483647, 2147483647, kFaHeads, kFaBsh, 0, 0, max, sum, nullptr,
+                                                    out, size, executor);
+  };
+  call->secondPhase = aclnnFlashAttentionScore;
+  return call;
+}
+
+/** aclnnFlashAttentionScoreV2: BNSD, a causal BOOL mask, a BNSS pse (pseType 1) and dropout (keepProb 0.875). */
+std::unique_ptr<OpCall> flashAttentionScoreV2() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = mhcFloat(*call, faShape(true, kFaHeads), 0.0f);
+  aclTensor* k = mhcFloat(*call, faShape(true, kFaKvHeads), 0.0f);
+  aclTensor* v = mhcFloat(*call, faShape(true, kFaKvHeads), 0.0f);
+  aclTensor* pse = mhcFloat(*call, {1, kFaHeads, kFaSeq, kFaSeq}, 0.0f);
+  aclTensor* drop = faDropMask(*call, kFaHeads * kFaSeq * kFaSeq);
+  aclTensor* mask = faCausalMask(*call);
+  aclTensor* max = mhcFloatOutput(*call, kFaStats);
+  aclTensor* sum = mhcFloatOutput(*call, kFaStats);
+  aclTensor* out = mhcFloatOutput(*call, faShape(true, kFaHeads));
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnFlashAttentionScoreV2GetWorkspaceSize(q, k, v, pse, drop, nullptr, mask, nullptr, nullptr, nullptr,
+                                                      kFaScale, 0.875, 2147483647, 2147483647, kFaHeads, kFaBnsd, 0, 0,
+                                                      1, max, sum, nullptr, out, size, executor);
+  };
+  call->secondPhase = aclnnFlashAttentionScoreV2;
+  return call;
+}
+
+/** aclnnFlashAttentionVarLenScore: TND, query lengths 3 and 5, KV lengths 4 and 6, causal from the bottom right. */
+std::unique_ptr<OpCall> flashAttentionVarLenScore() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = mhcFloat(*call, {kFaTokensQ, kFaHeads, kFaDim}, 0.0f);
+  aclTensor* k = mhcFloat(*call, {kFaTokensKv, kFaKvHeads, kFaDim}, 0.0f);
+  aclTensor* v = mhcFloat(*call, {kFaTokensKv, kFaKvHeads, kFaDim}, 0.0f);
+  aclTensor* max = mhcFloatOutput(*call, kFaTndStats);
+  aclTensor* sum = mhcFloatOutput(*call, kFaTndStats);
+  aclTensor* out = mhcFloatOutput(*call, {kFaTokensQ, kFaHeads, kFaDim});
+  aclIntArray* seqQ = faArray(*call, {3, 8});
+  aclIntArray* seqKv = faArray(*call, {4, 10});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnFlashAttentionVarLenScoreGetWorkspaceSize(q, k, v, nullptr, nullptr, nullptr, nullptr, nullptr, seqQ,
+                                                          seqKv, kFaScale, 1.0, 2147483647, 2147483647, kFaHeads,
+                                                          kFaTnd, 0, 0, max, sum, nullptr, out, size, executor);
+  };
+  call->secondPhase = aclnnFlashAttentionVarLenScore;
+  return call;
+}
+
+/** aclnnFlashAttentionScoreGrad: BSH, no mask, no dropout. */
+std::unique_ptr<OpCall> flashAttentionScoreGrad() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = mhcFloat(*call, faShape(false, kFaHeads), 0.0f);
+  aclTensor* k = mhcFloat(*call, faShape(false, kFaKvHeads), 0.0f);
+  aclTensor* v = mhcFloat(*call, faShape(false, kFaKvHeads), 0.0f);
+  aclTensor* dy = mhcFloat(*call, faShape(false, kFaHeads), 0.0f);
+  aclTensor* max = faConstant(*call, kFaStats, 0.25f);
+  aclTensor* sum = faConstant(*call, kFaStats, 6.0f);
+  aclTensor* out = mhcFloat(*call, faShape(false, kFaHeads), 0.0f);
+  aclTensor* dq = mhcFloatOutput(*call, faShape(false, kFaHeads));
+  aclTensor* dk = mhcFloatOutput(*call, faShape(false, kFaKvHeads));
+  aclTensor* dv = mhcFloatOutput(*call, faShape(false, kFaKvHeads));
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnFlashAttentionScoreGradGetWorkspaceSize(q, k, v, dy, nullptr, nullptr, nullptr, nullptr, max, sum,
+                                                        nullptr, out, nullptr, kFaScale, 1.0, 2147483647, 2147483647,
+                                                        kFaHeads, kFaBsh, 0, 0, dq, dk, dv, nullptr, size, executor);
+  };
+  call->secondPhase = aclnnFlashAttentionScoreGrad;
+  return call;
+}
+
+/** aclnnFlashAttentionScoreGradV2: BNSD, a causal BOOL mask, a BNSS pse (pseType 1), dropout from a packed mask. */
+std::unique_ptr<OpCall> flashAttentionScoreGradV2() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = mhcFloat(*call, faShape(true, kFaHeads), 0.0f);
+  aclTensor* k = mhcFloat(*call, faShape(true, kFaKvHeads), 0.0f);
+  aclTensor* v = mhcFloat(*call, faShape(true, kFaKvHeads), 0.0f);
+  aclTensor* dy = mhcFloat(*call, faShape(true, kFaHeads), 0.0f);
+  aclTensor* pse = mhcFloat(*call, {1, kFaHeads, kFaSeq, kFaSeq}, 0.0f);
+  aclTensor* drop = faDropMask(*call, kFaHeads * kFaSeq * kFaSeq);
+  aclTensor* mask = faCausalMask(*call);
+  aclTensor* max = faConstant(*call, kFaStats, 0.25f);
+  aclTensor* sum = faConstant(*call, kFaStats, 6.0f);
+  aclTensor* out = mhcFloat(*call, faShape(true, kFaHeads), 0.0f);
+  aclTensor* dq = mhcFloatOutput(*call, faShape(true, kFaHeads));
+  aclTensor* dk = mhcFloatOutput(*call, faShape(true, kFaKvHeads));
+  aclTensor* dv = mhcFloatOutput(*call, faShape(true, kFaKvHeads));
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
+        q, k, v, dy, pse, drop, nullptr, mask, max, sum, nullptr, out, nullptr, nullptr, nullptr, kFaScale, 0.875,
+        2147483647, 2147483647, kFaHeads, kFaBnsd, 0, 0, 1, dq, dk, dv, nullptr, size, executor);
+  };
+  call->secondPhase = aclnnFlashAttentionScoreGradV2;
+  return call;
+}
+
+/** aclnnFlashAttentionUnpaddingScoreGrad: TND, the lengths of flashAttentionVarLenScore. */
+std::unique_ptr<OpCall> flashAttentionUnpaddingScoreGrad() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = mhcFloat(*call, {kFaTokensQ, kFaHeads, kFaDim}, 0.0f);
+  aclTensor* k = mhcFloat(*call, {kFaTokensKv, kFaKvHeads, kFaDim}, 0.0f);
+  aclTensor* v = mhcFloat(*call, {kFaTokensKv, kFaKvHeads, kFaDim}, 0.0f);
+  aclTensor* dy = mhcFloat(*call, {kFaTokensQ, kFaHeads, kFaDim}, 0.0f);
+  aclTensor* max = faConstant(*call, kFaTndStats, 0.25f);
+  aclTensor* sum = faConstant(*call, kFaTndStats, 6.0f);
+  aclTensor* out = mhcFloat(*call, {kFaTokensQ, kFaHeads, kFaDim}, 0.0f);
+  aclTensor* dq = mhcFloatOutput(*call, {kFaTokensQ, kFaHeads, kFaDim});
+  aclTensor* dk = mhcFloatOutput(*call, {kFaTokensKv, kFaKvHeads, kFaDim});
+  aclTensor* dv = mhcFloatOutput(*call, {kFaTokensKv, kFaKvHeads, kFaDim});
+  aclIntArray* seqQ = faArray(*call, {3, 8});
+  aclIntArray* seqKv = faArray(*call, {4, 10});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnFlashAttentionUnpaddingScoreGradGetWorkspaceSize(
+        q, k, v, dy, nullptr, nullptr, nullptr, nullptr, max, sum, nullptr, out, nullptr, seqQ, seqKv, kFaScale, 1.0,
+        2147483647, 2147483647, kFaHeads, kFaTnd, 0, 0, dq, dk, dv, nullptr, size, executor);
+  };
+  call->secondPhase = aclnnFlashAttentionUnpaddingScoreGrad;
+  return call;
+}
+
+/**
+ * aclnnFlashAttentionScoreGradV4 (Ascend950, the default profile the table runs in): BNSD, a causal BOOL mask and
+ * Philox dropout from seed / offset (no mask tensor).
+ */
+std::unique_ptr<OpCall> flashAttentionScoreGradV4() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = mhcFloat(*call, faShape(true, kFaHeads), 0.0f);
+  aclTensor* k = mhcFloat(*call, faShape(true, kFaKvHeads), 0.0f);
+  aclTensor* v = mhcFloat(*call, faShape(true, kFaKvHeads), 0.0f);
+  aclTensor* dy = mhcFloat(*call, faShape(true, kFaHeads), 0.0f);
+  aclTensor* mask = faCausalMask(*call);
+  aclTensor* max = faConstant(*call, kFaStats, 0.25f);
+  aclTensor* sum = faConstant(*call, kFaStats, 6.0f);
+  aclTensor* out = mhcFloat(*call, faShape(true, kFaHeads), 0.0f);
+  aclTensor* dq = mhcFloatOutput(*call, faShape(true, kFaHeads));
+  aclTensor* dk = mhcFloatOutput(*call, faShape(true, kFaKvHeads));
+  aclTensor* dv = mhcFloatOutput(*call, faShape(true, kFaKvHeads));
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnFlashAttentionScoreGradV4GetWorkspaceSize(
+        q, k, v, dy, nullptr, nullptr, nullptr, mask, max, sum, nullptr, out, nullptr, nullptr, nullptr, nullptr,
+        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, kFaScale, 0.875, 2147483647,
+        2147483647, kFaHeads, kFaBnsd, kFaNoLayout, 0, 0, 1, 17, 4, 0, dq, dk, dv, nullptr, nullptr, nullptr, nullptr,
+        size, executor);
+  };
+  call->secondPhase = aclnnFlashAttentionScoreGradV4;
+  return call;
+}
+
 }  // namespace
 
 const std::vector<ResourceFailureOp>& resourceFailureOps() {
@@ -419,6 +632,13 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcPreBackwardV2", mhcPreBackwardV2},
       {"aclnnCompressor", compressor},
       {"aclnnCompressorGrad", compressorGrad},
+      {"aclnnFlashAttentionScore", flashAttentionScore},
+      {"aclnnFlashAttentionScoreV2", flashAttentionScoreV2},
+      {"aclnnFlashAttentionVarLenScore", flashAttentionVarLenScore},
+      {"aclnnFlashAttentionScoreGrad", flashAttentionScoreGrad},
+      {"aclnnFlashAttentionScoreGradV2", flashAttentionScoreGradV2},
+      {"aclnnFlashAttentionUnpaddingScoreGrad", flashAttentionUnpaddingScoreGrad},
+      {"aclnnFlashAttentionScoreGradV4", flashAttentionScoreGradV4},
   };
   return ops;
 }

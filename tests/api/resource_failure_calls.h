@@ -62,7 +62,7 @@ struct ResourceFailureOp {
   std::unique_ptr<OpCall> (*make)();
 };
 
-/** Every operator on main, the four mHC entry points included (one line each). */
+/** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();
 
 }  // namespace gradkit_test

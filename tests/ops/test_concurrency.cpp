@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -17,6 +18,8 @@
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_v3.h"
 #include "aclnnop/aclnn_dropout_v3_grad.h"
+#include "aclnnop/aclnn_flash_attention_score.h"
+#include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "aclnnop/aclnn_mhc_pre.h"
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
@@ -124,6 +127,59 @@ struct CompressorJob {
   }
 };
 
+// Flash attention: BSND, B = 1, N1 = 4 query heads over N2 = 2 KV heads, S1 = S2 = 40, D = 32, causal (sparse mode 3
+// with upstream's [2048, 2048] template), dropout with keepProb 0.9 from a packed mask of the thread's own bits.
+constexpr int64_t kFaHeads = 4, kFaKvHeads = 2, kFaSeq = 40, kFaDim = 32, kFaTemplate = 2048;
+constexpr int64_t kFaQ = kFaSeq * kFaHeads * kFaDim, kFaKv = kFaSeq * kFaKvHeads * kFaDim;
+constexpr int64_t kFaStats = kFaHeads * kFaSeq * 8, kFaDropBytes = (kFaHeads * kFaSeq * kFaSeq + 7) / 8;
+
+/** The causal template (1 above the diagonal), shared read-only by every thread. */
+const std::vector<uint8_t>& faCausalTemplate() {
+  static const std::vector<uint8_t> bytes = [] {
+    std::vector<uint8_t> t(static_cast<size_t>(kFaTemplate * kFaTemplate));
+    for (int64_t i = 0; i < kFaTemplate; ++i) {
+      for (int64_t j = i + 1; j < kFaTemplate; ++j) t[static_cast<size_t>(i * kFaTemplate + j)] = 1;
+    }
+    return t;
+  }();
+  return bytes;
+}
+
+/** About 9 in 10 bits set, drawn from `seed`. */
+std::vector<uint8_t> faDropBits(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> bytes(kFaDropBytes, 0);
+  for (int64_t bit = 0; bit < kFaDropBytes * 8; ++bit) {
+    if (rng() % 10 != 0) bytes[static_cast<size_t>(bit / 8)] |= static_cast<uint8_t>(1u << (bit % 8));
+  }
+  return bytes;
+}
+
+/** One thread's FlashAttentionScoreV2 + ScoreGradV2 data: the backward reads the out and statistics queued before. */
+struct FlashAttentionJob {
+  explicit FlashAttentionJob(uint32_t seed)
+      : q(uniformElements(ACL_BF16, kFaQ, seed)),
+        k(uniformElements(ACL_BF16, kFaKv, seed + 1)),
+        v(uniformElements(ACL_BF16, kFaKv, seed + 2)),
+        dy(uniformElements(ACL_BF16, kFaQ, seed + 3)),
+        drop(faDropBits(seed + 4)) {}
+
+  std::vector<unsigned char> q, k, v, dy;
+  std::vector<uint8_t> drop;
+  // Outputs: forward, then backward.
+  std::vector<unsigned char> out = std::vector<unsigned char>(kFaQ * 2);
+  std::vector<unsigned char> max = std::vector<unsigned char>(kFaStats * 4);
+  std::vector<unsigned char> sum = std::vector<unsigned char>(kFaStats * 4);
+  std::vector<unsigned char> dq = std::vector<unsigned char>(kFaQ * 2);
+  std::vector<unsigned char> dk = std::vector<unsigned char>(kFaKv * 2);
+  std::vector<unsigned char> dv = std::vector<unsigned char>(kFaKv * 2);
+
+  bool operator==(const FlashAttentionJob& other) const {
+    return out == other.out && max == other.max && sum == other.sum && dq == other.dq && dk == other.dk &&
+           dv == other.dv;
+  }
+};
+
 /** One thread's inputs and outputs; `seed` makes every thread's data and dropout stream its own. */
 struct Job {
   explicit Job(uint32_t dataSeed)
@@ -131,12 +187,14 @@ struct Job {
         self(randomElements(ACL_BF16, kElements, dataSeed + 1)),
         seed(dataSeed),
         mhc(dataSeed + 2),
-        compressor(dataSeed + 3) {}
+        compressor(dataSeed + 3),
+        flashAttention(dataSeed + 4) {}
 
   std::vector<unsigned char> grad, self;
   uint32_t seed;
   MhcJob mhc;
   CompressorJob compressor;
+  FlashAttentionJob flashAttention;
   // Outputs: ThresholdBackward, GenMaskV2, DropoutV3 (out, mask), DoMask, V3Grad.
   std::vector<unsigned char> threshold = std::vector<unsigned char>(kElements * 2);
   std::vector<uint8_t> genMask = std::vector<uint8_t>(kMaskBytes);
@@ -147,7 +205,8 @@ struct Job {
 
   bool operator==(const Job& other) const {
     return threshold == other.threshold && genMask == other.genMask && v3Out == other.v3Out && v3Mask == other.v3Mask &&
-           doMask == other.doMask && v3Grad == other.v3Grad && mhc == other.mhc && compressor == other.compressor;
+           doMask == other.doMask && v3Grad == other.v3Grad && mhc == other.mhc && compressor == other.compressor &&
+           flashAttention == other.flashAttention;
   }
 };
 
@@ -241,6 +300,43 @@ void enqueueCompressor(CompressorJob& job, aclrtStream stream, std::vector<std::
       aclnnCompressorGrad, stream, workspaces);
 }
 
+/** Queues FlashAttentionScoreV2, then FlashAttentionScoreGradV2 on the out and statistics it writes. */
+void enqueueFlashAttention(FlashAttentionJob& job, aclrtStream stream,
+                           std::vector<std::vector<unsigned char>>& workspaces) {
+  const std::vector<int64_t> qShape = {1, kFaSeq, kFaHeads, kFaDim}, kvShape = {1, kFaSeq, kFaKvHeads, kFaDim};
+  const std::vector<int64_t> statsShape = {1, kFaHeads, kFaSeq, 8};
+  auto q = makeView(job.q.data(), ACL_BF16, qShape);
+  auto k = makeView(job.k.data(), ACL_BF16, kvShape);
+  auto v = makeView(job.v.data(), ACL_BF16, kvShape);
+  auto dy = makeView(job.dy.data(), ACL_BF16, qShape);
+  auto mask = makeView(const_cast<uint8_t*>(faCausalTemplate().data()), ACL_UINT8, {kFaTemplate, kFaTemplate});
+  auto drop = makeView(job.drop.data(), ACL_UINT8, {kFaDropBytes});
+  auto out = makeView(job.out.data(), ACL_BF16, qShape);
+  auto max = makeView(job.max.data(), ACL_FLOAT, statsShape);
+  auto sum = makeView(job.sum.data(), ACL_FLOAT, statsShape);
+  auto dq = makeView(job.dq.data(), ACL_BF16, qShape);
+  auto dk = makeView(job.dk.data(), ACL_BF16, kvShape);
+  auto dv = makeView(job.dv.data(), ACL_BF16, kvShape);
+  char layout[] = "BSND";
+  const double scale = 1.0 / std::sqrt(static_cast<double>(kFaDim)), keep = 0.9;
+  constexpr int64_t kAll = 2147483647, kCausal = 3, kPseType = 1;
+  enqueue(
+      [&](uint64_t* s, aclOpExecutor** e) {
+        return aclnnFlashAttentionScoreV2GetWorkspaceSize(
+            q.get(), k.get(), v.get(), nullptr, drop.get(), nullptr, mask.get(), nullptr, nullptr, nullptr, scale, keep,
+            kAll, 0, kFaHeads, layout, 0, kCausal, kPseType, max.get(), sum.get(), nullptr, out.get(), s, e);
+      },
+      aclnnFlashAttentionScoreV2, stream, workspaces);
+  enqueue(
+      [&](uint64_t* s, aclOpExecutor** e) {
+        return aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
+            q.get(), k.get(), v.get(), dy.get(), nullptr, drop.get(), nullptr, mask.get(), max.get(), sum.get(),
+            nullptr, out.get(), nullptr, nullptr, nullptr, scale, keep, kAll, 0, kFaHeads, layout, 0, kCausal, kPseType,
+            dq.get(), dk.get(), dv.get(), nullptr, s, e);
+      },
+      aclnnFlashAttentionScoreGradV2, stream, workspaces);
+}
+
 /** Queues every op of `job` on `stream` (DoMask and V3Grad read the mask GenMaskV2 wrote), then synchronizes. */
 void runJob(Job& job, aclrtStream stream) {
   const std::vector<int64_t> shape = {kElements};
@@ -255,7 +351,7 @@ void runJob(Job& job, aclrtStream stream) {
   std::unique_ptr<aclIntArray, void (*)(aclIntArray*)> dims(aclCreateIntArray(shape.data(), 1),
                                                             [](aclIntArray* a) { aclDestroyIntArray(a); });
   std::vector<std::vector<unsigned char>> workspaces;
-  workspaces.reserve(10);
+  workspaces.reserve(12);
   const int64_t seed = job.seed, offset = 4 * (job.seed % 7);
   enqueue(
       [&](uint64_t* s, aclOpExecutor** e) {
@@ -284,6 +380,7 @@ void runJob(Job& job, aclrtStream stream) {
       aclnnDropoutV3Grad, stream, workspaces);
   enqueueMhc(job.mhc, stream, workspaces);
   enqueueCompressor(job.compressor, stream, workspaces);
+  enqueueFlashAttention(job.flashAttention, stream, workspaces);
   EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << recentError();
 }
 
@@ -337,6 +434,8 @@ TEST(Concurrency, EightStreamsInParallelGiveTheSingleThreadedBitsWhileAnotherThr
   EXPECT_NE(expected[0].mhc.gradPhi, std::vector<unsigned char>(expected[0].mhc.gradPhi.size()));
   EXPECT_NE(expected[0].compressor.dWkv, expected[1].compressor.dWkv);
   EXPECT_NE(expected[0].compressor.dApe, std::vector<unsigned char>(expected[0].compressor.dApe.size()));
+  EXPECT_NE(expected[0].flashAttention.dq, expected[1].flashAttention.dq);
+  EXPECT_NE(expected[0].flashAttention.dk, std::vector<unsigned char>(expected[0].flashAttention.dk.size()));
 }
 
 }  // namespace
