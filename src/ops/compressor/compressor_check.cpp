@@ -15,9 +15,9 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_rules.h"
 #include "ops/compressor/compressor_fwd_check_values.h"
 #include "ops/compressor/compressor_fwd_state_cache.h"
-#include "ops/mhc/mhc_check_common.h"
 #include "runtime/runtime.h"
 
 namespace gradkit::ops {
@@ -284,11 +284,11 @@ aclnnStatus checkOutputShapes(const CompressorArgs& a) {
     lead = {std::min(t, t / a.cmpRatio + batch)};
     why = "[min(T, T/cmpRatio + B)";
   }
-  GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "cmpKvOut", *a.cmpKv, mhcShape(lead, {d}), why + ", D]"));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "cmpKvOut", *a.cmpKv, shapeWithTail(lead, {d}), why + ", D]"));
   if (!a.gradEnabled) return ACLNN_SUCCESS;  // softmaxScoreOut and kvOut are not written
-  GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "softmaxScoreOut", *a.softmaxScore, mhcShape(lead, {n, d}),
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "softmaxScoreOut", *a.softmaxScore, shapeWithTail(lead, {n, d}),
                                        why + ", coff*cmpRatio, D] (gradEnabled)"));
-  return checkShapeIs(kApi, "kvOut", *a.kv, mhcShape(lead, {n, d}), why + ", coff*cmpRatio, D] (gradEnabled)");
+  return checkShapeIs(kApi, "kvOut", *a.kv, shapeWithTail(lead, {n, d}), why + ", coff*cmpRatio, D] (gradEnabled)");
 }
 
 std::vector<NamedTensor> inputsOf(const CompressorArgs& a) {
@@ -342,7 +342,7 @@ aclnnStatus checkCompressor(const CompressorArgs& args, const uint64_t* workspac
   GRADKIT_RETURN_IF_ERROR(checkOutputShapes(args));
   GRADKIT_RETURN_IF_ERROR(checkFormats(args));
   const aclTensor cache = compressorEffectiveStateCache(*args.stateCache, args.stateCacheStrideDim0);
-  GRADKIT_RETURN_IF_ERROR(checkMhcMemoryRules(kApi, inputsOf(args), outputsOf(args, cache)));
+  GRADKIT_RETURN_IF_ERROR(checkMemoryRules(kApi, inputsOf(args), outputsOf(args, cache)));
   // The values read from host memory come last: the reads rely on the shapes and on the memory being live.
   return checkCompressorValues(args);
 }

@@ -16,8 +16,8 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_rules.h"
 #include "ops/compressor/compressor_grad_check_values.h"
-#include "ops/mhc/mhc_check_common.h"
 #include "runtime/runtime.h"
 
 namespace gradkit::ops {
@@ -268,7 +268,7 @@ aclnnStatus checkCompressorGrad(const CompressorGradArgs& args, const uint64_t* 
       if (named.tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(kApi, named.name, *named.tensor));
     }
   }
-  GRADKIT_RETURN_IF_ERROR(checkMhcMemoryRules(kApi, inputs, outputs));
+  GRADKIT_RETURN_IF_ERROR(checkMemoryRules(kApi, inputs, outputs));
   return checkCompressorGradValues(args, sizes.tokens);
 }
 

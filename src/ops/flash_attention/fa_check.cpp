@@ -94,7 +94,7 @@ aclnnStatus checkFlashAttention(const FaArgs& args, const uint64_t* workspaceSiz
                                             {"attentionOutOut", args.attentionOutOut}};
   GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, inputs));
   GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, outputs));
-  return checkMhcMemoryRules(api, inputs, outputs);
+  return checkMemoryRules(api, inputs, outputs);
 }
 
 }  // namespace gradkit::ops

@@ -11,8 +11,8 @@
 
 #include "aclnn/aclnn_base.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_rules.h"
 #include "ops/flash_attention/fa_args.h"
-#include "ops/mhc/mhc_check_common.h"
 
 namespace gradkit::ops {
 

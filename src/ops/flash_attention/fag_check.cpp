@@ -232,7 +232,7 @@ aclnnStatus checkFlashAttentionGrad(const FagArgs& args, const uint64_t* workspa
                                             {"dkRopeOut", rope ? args.dkRopeOut : nullptr}};
   GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, inputs));
   GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, outputs));
-  return checkMhcMemoryRules(api, inputs, outputs);
+  return checkMemoryRules(api, inputs, outputs);
 }
 
 }  // namespace gradkit::ops

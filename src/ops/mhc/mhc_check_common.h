@@ -1,6 +1,7 @@
 // The argument rules the forward and backward mHC checks share: the platform profile's limits (DECISIONS.md),
-// the V2 entry gate, the rank / shape / emptiness / format wording, and gradkit's memory rules (overlaps,
-// allocation fit). Every helper returns ACLNN_SUCCESS or records "<api>: argument '<name>': expected ..., given
+// the V2 entry gate and the emptiness rule (the rank / shape / format wording and gradkit's memory rules, which
+// every operator shares, are in opapi/tensor_rules.h). Every helper returns ACLNN_SUCCESS or records "<api>: argument
+// '<name>': expected ..., given
 // ..." and returns the code.
 #pragma once
 
@@ -12,6 +13,7 @@
 
 #include "aclnn/aclnn_base.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_rules.h"
 
 namespace gradkit::ops {
 
@@ -44,38 +46,6 @@ aclnnStatus checkMhcStreamsAndHidden(std::string_view api, std::string_view name
 
 /** 161002 when the tensor has no elements (mHC supports no empty tensor). */
 aclnnStatus checkNotEmpty(std::string_view api, std::string_view name, const aclTensor& tensor);
-
-/** 161002 unless the tensor has one of `ranks` dims; `why` explains the rule ("rank of x - 1"). */
-aclnnStatus checkRankIn(std::string_view api, std::string_view name, const aclTensor& tensor,
-                        std::initializer_list<int64_t> ranks, std::string_view why);
-
-/** 161002 unless the view shape is exactly `expected`; `why` says where the dims come from. */
-aclnnStatus checkShapeIs(std::string_view api, std::string_view name, const aclTensor& tensor,
-                         const std::vector<int64_t>& expected, std::string_view why);
-
-/** 161002 for a private (NPU-internal) format: NC1HWC0, FRACTAL_Z, NC1HWC0_C04, FRACTAL_NZ, NDC1HWC0, FRACTAL_Z_3D. */
-aclnnStatus checkNotPrivateFormat(std::string_view api, std::string_view name, const aclTensor& tensor);
-
-/** One argument for the memory rules; `tensor` null means absent (skipped). */
-struct NamedTensor {
-  std::string_view name;
-  const aclTensor* tensor;
-  /** For an output: the one input it may be exactly the same view of (an in-place call); empty for none. */
-  std::string_view inPlaceWith = {};
-};
-
-/**
- * gradkit's memory rules after upstream's (docs/reliability.md): every tensor's data is not in a freed block and
- * its storage fits in the tracked allocation behind it (aclCreateTensor's rules, asked again because the memory may
- * have been freed since the descriptor was made), no output writes an address twice, no output shares a byte with an
- * input (the kernels read inputs across tokens while they write) except exactly the same view of its `inPlaceWith`
- * input, and no two outputs share a byte. 161002 naming the tensors.
- */
-aclnnStatus checkMhcMemoryRules(std::string_view api, const std::vector<NamedTensor>& inputs,
-                                const std::vector<NamedTensor>& outputs);
-
-/** `lead` followed by `tail`: the expected shape of a per-token tensor. */
-std::vector<int64_t> mhcShape(const std::vector<int64_t>& lead, std::initializer_list<int64_t> tail);
 
 /** "B, S" or "T": what the leading dims are called, for messages. */
 const char* mhcLeadNames(const std::vector<int64_t>& lead);

@@ -95,7 +95,7 @@ aclnnStatus checkGradHRes(const MhcPreBackwardArgs& a, const std::vector<int64_t
   const std::string leadNames = mhcLeadNames(lead);
   if (a.gradHRes->dim() == a.x->dim()) {
     *residual = n * n;
-    return checkShapeIs(a.api, "gradHRes", *a.gradHRes, mhcShape(lead, {n, n}), "[" + leadNames + ", N, N]");
+    return checkShapeIs(a.api, "gradHRes", *a.gradHRes, shapeWithTail(lead, {n, n}), "[" + leadNames + ", N, N]");
   }
   if (!profile.factorialResidual) {
     return fail(ACLNN_ERR_PARAM_INVALID, a.api, "gradHRes",
@@ -105,7 +105,7 @@ aclnnStatus checkGradHRes(const MhcPreBackwardArgs& a, const std::vector<int64_t
                 "shape " + a.gradHRes->shapeString());
   }
   *residual = mhcFactorial(n);
-  return checkShapeIs(a.api, "gradHRes", *a.gradHRes, mhcShape(lead, {*residual}), "[" + leadNames + ", N!]");
+  return checkShapeIs(a.api, "gradHRes", *a.gradHRes, shapeWithTail(lead, {*residual}), "[" + leadNames + ", N!]");
 }
 
 // phi has 2N + R rows, R = N*N (any profile) or N! (A2/A3), and R must be gradHRes's residual width.
@@ -138,19 +138,20 @@ aclnnStatus checkShapes(const MhcPreBackwardArgs& a, const MhcProfile& profile) 
   const int64_t d = a.gradHIn->viewDims.back();
   const int64_t n = a.gradHPost->viewDims.back();
   const std::string leadNames = mhcLeadNames(lead);
-  GRADKIT_RETURN_IF_ERROR(
-      checkShapeIs(api, "x", *a.x, mhcShape(lead, {n, d}), "[" + leadNames + ", D] of gradHIn with N of gradHPost"));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "x", *a.x, shapeWithTail(lead, {n, d}),
+                                       "[" + leadNames + ", D] of gradHIn with N of gradHPost"));
   GRADKIT_RETURN_IF_ERROR(checkMhcStreamsAndHidden(api, "x", *a.x, profile));
   GRADKIT_RETURN_IF_ERROR(
-      checkShapeIs(api, "gradHPost", *a.gradHPost, mhcShape(lead, {n}), "[" + leadNames + ", N] of x"));
+      checkShapeIs(api, "gradHPost", *a.gradHPost, shapeWithTail(lead, {n}), "[" + leadNames + ", N] of x"));
   int64_t residual = 0;
   GRADKIT_RETURN_IF_ERROR(checkGradHRes(a, lead, n, profile, &residual));
   const int64_t rows = a.phi->viewDims[0];
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "invRms", *a.invRms, lead, "[" + leadNames + "] of x"));
   GRADKIT_RETURN_IF_ERROR(
-      checkShapeIs(api, "hMix", *a.hMix, mhcShape(lead, {rows}), "[" + leadNames + ", F], F = the rows of phi"));
-  GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "hPre", *a.hPre, mhcShape(lead, {n}), "[" + leadNames + ", N] of x"));
-  GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "hPost", *a.hPost, mhcShape(lead, {n}), "[" + leadNames + ", N] of x"));
+      checkShapeIs(api, "hMix", *a.hMix, shapeWithTail(lead, {rows}), "[" + leadNames + ", F], F = the rows of phi"));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "hPre", *a.hPre, shapeWithTail(lead, {n}), "[" + leadNames + ", N] of x"));
+  GRADKIT_RETURN_IF_ERROR(
+      checkShapeIs(api, "hPost", *a.hPost, shapeWithTail(lead, {n}), "[" + leadNames + ", N] of x"));
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "gradX", *a.gradX, a.x->viewDims, "the shape of x"));
   if (a.gradXPost != nullptr) {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "gradXPostOptional", *a.gradXPost, a.x->viewDims, "the shape of x"));
@@ -212,7 +213,7 @@ aclnnStatus checkMhcPreBackward(const MhcPreBackwardArgs& args, const uint64_t* 
       if (named.tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(args.api, named.name, *named.tensor));
     }
   }
-  return checkMhcMemoryRules(args.api, inputs, outputs);
+  return checkMemoryRules(args.api, inputs, outputs);
 }
 
 }  // namespace gradkit::ops

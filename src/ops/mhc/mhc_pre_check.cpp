@@ -128,23 +128,24 @@ aclnnStatus checkShapes(const MhcPreArgs& a, const MhcProfile& profile) {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "gammaOptional", *a.gamma, {n, d}, "[N, D] of x"));
   }
   const std::string lead = mhcLeadNames(dims.lead);
-  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hIn", *a.hIn, mhcShape(dims.lead, {d}), "[" + lead + ", D] of x"));
-  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hPost", *a.hPost, mhcShape(dims.lead, {n}), "[" + lead + ", N] of x"));
+  GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hIn", *a.hIn, shapeWithTail(dims.lead, {d}), "[" + lead + ", D] of x"));
+  GRADKIT_RETURN_IF_ERROR(
+      checkShapeIs(a.api, "hPost", *a.hPost, shapeWithTail(dims.lead, {n}), "[" + lead + ", N] of x"));
   if (a.alpha->viewDims[0] == 3) {
     if (residual == n * n) {
-      GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hRes", *a.hRes, mhcShape(dims.lead, {n, n}),
+      GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hRes", *a.hRes, shapeWithTail(dims.lead, {n, n}),
                                            "[" + lead + ", N, N]: phi has 2N + N*N rows"));
     } else {
-      GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hRes", *a.hRes, mhcShape(dims.lead, {residual}),
+      GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hRes", *a.hRes, shapeWithTail(dims.lead, {residual}),
                                            "[" + lead + ", N!]: phi has 2N + N! rows"));
     }
   }
   if (a.invRms != nullptr) {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "invRmsOptional", *a.invRms, dims.lead, "[" + lead + "] of x"));
-    GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hMixOptional", *a.hMix, mhcShape(dims.lead, {rows}),
+    GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hMixOptional", *a.hMix, shapeWithTail(dims.lead, {rows}),
                                          "[" + lead + ", F], F = the rows of phi"));
     GRADKIT_RETURN_IF_ERROR(
-        checkShapeIs(a.api, "hPreOptional", *a.hPre, mhcShape(dims.lead, {n}), "[" + lead + ", N] of x"));
+        checkShapeIs(a.api, "hPreOptional", *a.hPre, shapeWithTail(dims.lead, {n}), "[" + lead + ", N] of x"));
   }
   return ACLNN_SUCCESS;
 }
@@ -198,7 +199,7 @@ aclnnStatus checkMhcPre(const MhcPreArgs& args, const uint64_t* workspaceSize, a
   GRADKIT_RETURN_IF_ERROR(checkShapes(args, profile));
   GRADKIT_RETURN_IF_ERROR(checkDtypes(args));
   GRADKIT_RETURN_IF_ERROR(checkFormats(args));
-  return checkMhcMemoryRules(args.api, inputsOf(args), outputsOf(args));
+  return checkMemoryRules(args.api, inputsOf(args), outputsOf(args));
 }
 
 }  // namespace gradkit::ops
