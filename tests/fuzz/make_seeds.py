@@ -116,6 +116,61 @@ COMPRESSOR["fwd-stride-dim0-gaps-between-blocks"] = sparse([0], {79: 154, 221: 2
 COMPRESSOR["fwd-a2-stride-dim0-gaps"] = sparse([0, 0, 201], {11: 2, 79: 154, 221: 215})
 COMPRESSOR["fwd-a2-cache-channel-stride"] = sparse([0, 0, 201], {11: 2, 76: 5, 79: 150})
 
+# fuzz_flash_attention (bytes in decoding order): entry (0 Score, 1 ScoreV2, 2 ScoreV4, 3 VarLenScore, 4 VarLenScoreV2,
+# 5 VarLenScoreV4, 6 ScoreGrad, 7 ScoreGradV2, 8 ScoreGradV4, 9 UnpaddingScoreGrad, 10 UnpaddingScoreGradV2, 11
+# UnpaddingScoreGradV4), SoC (230: Ascend910_93), [V4: TND (2: yes)], [padded: layout 0-3 BNSD/BSND/BSH/SBH], dtype
+# (0-2: FLOAT/FLOAT16/BF16), [ScoreGradV4: FP8 (15)], N2 (1 + m % 2), N1 / N2 (1 + m % 3), D (m < 120: 16), D_V
+# flip, then TND: batches (m % 4 + 1), per batch S1_b, S2_b = S1_b (2) or a next byte; padded: B (1 + m % 3), S1
+# (1 + m % 12), S2 = S1 (2); then the layout text, headNum, scale, keepProb (150: 0.9), seed, offset, sparse mode
+# (m % 9), preTokens / nextTokens (0: INT32_MAX, 102: 1, 103: 3), innerPrecise, pseType (m % 4), outDtype (2 bytes),
+# the statistics layout (1: same_as_input), the mask (1 SS, 2 11SS, 3 B1SS, 4 BNSS, 5 the [2048, 2048] template, 6
+# the [3072, 2048] one), its dtype (1: BOOL), the template's shape, the pse (1 BNSS, 2 BN1S, 3 1NSS, 4 BNHS, 5 1NHS,
+# 6 N, 7 BN slopes); then the arrays and the tensors (zeros: exact, dense, valid).
+FA_ENTRIES = ["score", "score-v2", "score-v4", "var-len", "var-len-v2", "var-len-v4", "grad", "grad-v2", "grad-v4",
+              "unpad-grad", "unpad-grad-v2", "unpad-grad-v4"]
+
+
+def fa(entry, dtype=0, layout=0, n2=0, group=0, b=0, s1=3, keep=0, sparse_mode=0, pre=0, nxt=0, pse_type=0,
+       stats=0, mask=0, mask_bool=0, pse=0, tnd=None):
+    """One flash attention seed; tnd: per-batch (S1_b, S2_b) for the TND entries (or a V4 entry made TND)."""
+    values = [entry, 0]
+    if entry in (2, 8):
+        values.append(2 if tnd else 0)
+    if tnd is None:
+        values.append(layout)
+    values.append(dtype)
+    if entry == 8:
+        values.append(0)
+    values += [n2, group, 0, 0]
+    if tnd is not None:
+        values += [len(tnd) - 1, 0]
+        for q, kv in tnd:
+            values += [q, 2] if q == kv else [q, 0, kv]
+    else:
+        values += [b, s1, 2]
+    values += [0, 0, 0, keep, 0, 0, sparse_mode, pre, nxt, 0, pse_type, 0, 0, stats, mask, mask_bool, 0, pse]
+    return values
+
+
+FLASH_ATTENTION = {name + "-plain": [entry] for entry, name in enumerate(FA_ENTRIES)}
+for entry in (1, 7):  # ScoreV2 / ScoreGradV2: BSND BF16 GQA, causal template, dropout from a packed mask
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-bsnd-bf16-gqa-causal-dropout"] = fa(entry, 2, 1, 1, 1, s1=9, keep=150,
+                                                                            sparse_mode=3, mask=5)
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-bsh-fp16-band-bnss-pse"] = fa(entry, 1, 2, 0, 2, b=1, s1=7, sparse_mode=4,
+                                                                      pre=102, nxt=103, pse_type=1, mask=5, pse=1)
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-sbh-alibi-slopes"] = fa(entry, 0, 3, 1, 0, s1=5, pse_type=2, pse=6)
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-bnsd-bool-mask-b1ss"] = fa(entry, 0, 0, 0, 1, b=1, mask=3, mask_bool=1)
+for entry in (2, 8):  # V4: Philox dropout, TND with same_as_input statistics
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-philox-dropout"] = fa(entry, 2, 0, 1, 1, keep=150, sparse_mode=2, mask=5)
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-tnd-same-as-input"] = fa(entry, 1, n2=1, group=1, stats=1,
+                                                                 tnd=[(5, 7), (0, 3), (9, 9)])
+for entry in (3, 4, 5, 9, 10, 11):  # the TND entries: an empty batch, a causal batch-by-batch mask
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-three-batches"] = fa(entry, 0, n2=1, group=1, tnd=[(4, 6), (0, 2), (7, 7)])
+    FLASH_ATTENTION[FA_ENTRIES[entry] + "-mode7-dropout"] = fa(entry, 2, group=2, keep=150, sparse_mode=7, nxt=101,
+                                                             mask=5, tnd=[(3, 5), (6, 6)])
+FLASH_ATTENTION["score-prefix-mode6"] = fa(0, 0, 0, 0, 0, s1=6, sparse_mode=6, mask=6)
+FLASH_ATTENTION["grad-v4-a3-unavailable"] = [8, 230]
+
 
 def write(target, seeds):
     folder = HERE / "corpus" / target
@@ -128,3 +183,4 @@ write("fuzz_threshold_backward", THRESHOLD)
 write("fuzz_dropout_family", DROPOUT)
 write("fuzz_mhc", MHC)
 write("fuzz_compressor", COMPRESSOR)
+write("fuzz_flash_attention", FLASH_ATTENTION)
