@@ -8,7 +8,10 @@
 // (the naive one the float chain). The bench prints GFLOP/s with FLOPs 6 * D + 4 * D_V per unmasked (i, j) pair and
 // head (10 * S1 * S2 * D without a mask), the roofline ratio on the GEMM peak of the query's dtype, the peak RSS of
 // the timed runs, and PyTorch's scaled_dot_product_attention backward (its flash kernel; the math path through
-// autograd for dropout and pse). Case keys: suites/flash_attention_suite_common.h.
+// autograd for dropout and pse). FP8 cases (GradV4, suites/flash_attention_suite_fp8.h) are judged against the FP8
+// golden chain; the bench key "compare_to" names an earlier bench row of the run whose time this row's is divided by
+// (the FP8 row against the bf16 one). Case keys: suites/flash_attention_suite_common.h.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "suites/flash_attention_seed_cases.h"
 #include "suites/flash_attention_suite_calls.h"
 #include "suites/flash_attention_suite_common.h"
+#include "suites/flash_attention_suite_fp8.h"
 #include "suites/flash_attention_suite_judge.h"
 #include "suites/mhc_suite_common.h"
 
@@ -28,14 +32,21 @@ namespace gradkit::cli {
 namespace {
 
 const std::vector<std::string> kInputs = {"query",    "key",       "value",      "dy",         "pse",
-                                          "dropMask", "attenMask", "softmaxMax", "softmaxSum", "attentionIn"};
+                                          "dropMask", "attenMask", "softmaxMax", "softmaxSum", "attentionIn",
+                                          "dScaleQ",  "dScaleK",   "dScaleV",    "dScaleDy",   "dScaleO"};
 const std::vector<std::string> kOutputs = {"dq", "dk", "dv"};
 
 std::string mib(double bytes) { return formatNumber(bytes / (1024.0 * 1024.0)) + " MiB"; }
 
+// Each bench row's timed seconds by case name, for the "compare_to" ratio of a later row of the same run.
+std::map<std::string, double>& benchSeconds() {
+  static std::map<std::string, double> seconds;
+  return seconds;
+}
+
 // attentionIn and the statistics from the fp64 golden forward, rounded as the op takes them.
 void writeGoldenForward(OpCase& c, const FaCase& fc) {
-  const FaForwardValues forward = faForward<double>(c, fc, fc.n1);
+  const FaForwardValues forward = fc.fp8 ? faFp8Forward(c, fc) : faForward<double>(c, fc, fc.n1);
   writeView(c, "attentionIn", toLayout(fc, forward.out, true, fc.n1, fc.dv));
   writeView(c, "softmaxMax", statsToLayout(fc, forward.max));
   writeView(c, "softmaxSum", statsToLayout(fc, forward.sum));
@@ -63,6 +74,7 @@ OpDescriptor flashAttentionScoreGrad() {
     const FaCase fc = parseFaCase(c.json(), /*backward=*/true);
     const std::shared_ptr<void> soc = applyCaseSoc(c.json());
     writeDerivedInputs(c, fc);
+    if (fc.fp8 && !fc.expectsRejection) writeFp8Inputs(c, fc);
     if (!fc.expectsRejection) {
       if (fc.autoForward) {
         writeOurForward(c, fc);
@@ -78,7 +90,7 @@ OpDescriptor flashAttentionScoreGrad() {
     call.run = entry.run;
     call.golden = [&c, fc, heads, golden] {
       if (heads == 0) return;
-      *golden = faBackward<double>(c, fc, heads);
+      *golden = fc.fp8 ? faFp8Backward(c, fc, heads) : faBackward<double>(c, fc, heads);
       if (heads == fc.n1) faStoreGolden(c, faBackwardOutputs(c, fc, *golden, *golden));
     };
     call.judge = [&c, fc, heads, golden](VerifyRow& row) {
@@ -87,6 +99,7 @@ OpDescriptor flashAttentionScoreGrad() {
         appendNote(row, "not checked against the golden (check_heads 0)");
         return;
       }
+      if (fc.fp8) return faFp8Judge(c, fc, *golden, row);
       const FaBackwardValues naive = faBackward<float>(c, fc, heads);
       faJudge(c, faBackwardOutputs(c, fc, *golden, naive), row);
     };
@@ -102,7 +115,10 @@ OpDescriptor flashAttentionScoreGrad() {
         return Work{bytes, flops, c.spec("query").dtype == ACL_BF16};
       };
       auto rssBefore = std::make_shared<double>(0.0);
-      call.benchNote = [fc, pairs, heads, rssBefore](double, const BenchContext&, BenchRow& row) {
+      const std::string name = c.info().name, compareTo = c.json().value("compare_to", std::string());
+      call.benchNote = [fc, pairs, heads, rssBefore, name, compareTo](double seconds, const BenchContext&,
+                                                                      BenchRow& row) {
+        benchSeconds()[name] = seconds;
         const double all = static_cast<double>(fc.n1) * static_cast<double>(fc.s1) * static_cast<double>(fc.s2);
         std::string note = "FLOPs count unmasked pairs (" + formatNumber(100.0 * *pairs / all) + "%)";
         note += heads == 0 ? "; not golden-checked"
@@ -111,9 +127,15 @@ OpDescriptor flashAttentionScoreGrad() {
         // The harness holds every tensor twice (host copy and device storage) and snapshots; the growth during the
         // timed runs is what the op itself took.
         if (rss > 0.0) note += "; peak RSS " + mib(rss) + " (+" + mib(rss - *rssBefore) + " during the timed runs)";
+        if (!compareTo.empty()) {
+          const auto other = benchSeconds().find(compareTo);
+          note += other == benchSeconds().end() || other->second <= 0.0
+                      ? "; " + compareTo + " not timed before this row"
+                      : "; time / " + compareTo + "'s time in this run: " + formatNumber(seconds / other->second);
+        }
         row.note += (row.note.empty() ? "" : "; ") + note;
       };
-      if (fc.peer && !fc.tnd) call.peer = faTorchPeer(fc, c.info().dtypeText, /*backward=*/true);
+      if (fc.peer && !fc.tnd && !fc.fp8) call.peer = faTorchPeer(fc, c.info().dtypeText, /*backward=*/true);
       resetPeakRss();
       *rssBefore = currentRssBytes();
     }

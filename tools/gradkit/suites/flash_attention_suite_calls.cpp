@@ -120,14 +120,16 @@ FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc) {
     };
     call.run = aclnnFlashAttentionScoreGradV2;
   } else if (fc.api == "GradV4") {
-    call.plan = [t, s, fc](uint64_t* ws, aclOpExecutor** ex) {
+    // outDtype: FP8 outputs FLOAT16 (0) or BFLOAT16 (1); the other dtypes ignore it.
+    const int64_t outDtype = fc.fp8 && fc.outDtype == ACL_BF16 ? 1 : 0;
+    call.plan = [t, s, fc, outDtype](uint64_t* ws, aclOpExecutor** ex) {
       return aclnnFlashAttentionScoreGradV4GetWorkspaceSize(
           t("query"), t("key"), t("value"), t("dy"), t("pse"), t("dropMask"), nullptr, t("attenMask"), t("softmaxMax"),
-          t("softmaxSum"), nullptr, t("attentionIn"), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-          nullptr, s.prefix, s.actualQ, s.actualKv, s.qStart, s.kvStart, fc.scale, fc.keepProb, fc.preTokens,
-          fc.nextTokens, fc.headNum, s.layout->data(), s.statsLayout->data(), fc.innerPrecise, fc.sparseMode,
-          fc.pseType, fc.dropSeed, fc.dropOffset, 0, t("dq"), t("dk"), t("dv"), nullptr, nullptr, nullptr, nullptr, ws,
-          ex);
+          t("softmaxSum"), nullptr, t("attentionIn"), nullptr, nullptr, nullptr, t("dScaleQ"), t("dScaleK"),
+          t("dScaleV"), t("dScaleDy"), t("dScaleO"), s.prefix, s.actualQ, s.actualKv, s.qStart, s.kvStart, fc.scale,
+          fc.keepProb, fc.preTokens, fc.nextTokens, fc.headNum, s.layout->data(), s.statsLayout->data(),
+          fc.innerPrecise, fc.sparseMode, fc.pseType, fc.dropSeed, fc.dropOffset, outDtype, t("dq"), t("dk"), t("dv"),
+          nullptr, nullptr, nullptr, nullptr, ws, ex);
     };
     call.run = aclnnFlashAttentionScoreGradV4;
   } else if (fc.api == "Unpadding") {

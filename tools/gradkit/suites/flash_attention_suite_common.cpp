@@ -20,6 +20,7 @@ using nlohmann::json;
 constexpr int64_t kTemplateSide = 2048;        // the compressed mask templates of spec 2.7
 constexpr int64_t kPrefixTemplateRows = 3072;  // mode 6
 constexpr int64_t kAlibiRows = 1024;           // the compressed ALiBi pse of spec 2.9
+constexpr int64_t kFp8ScaleRows = 128;         // FP8: rows of one de-quant scale block (spec 5.9)
 
 int64_t positive(const json& testCase, const char* key, int64_t fallback) {
   const int64_t value = testCase.value(key, fallback);
@@ -252,6 +253,11 @@ std::vector<int64_t> FaCase::shape(bool querySide, int64_t heads, int64_t dim) c
   return {querySide ? tokensQ : tokensKv, heads, dim};
 }
 
+std::vector<int64_t> FaCase::fp8ScaleShape(bool querySide) const {
+  const int64_t rows = querySide ? s1 : s2;
+  return {batch, querySide ? n1 : n2, (rows + kFp8ScaleRows - 1) / kFp8ScaleRows, 1};
+}
+
 std::vector<int64_t> FaCase::statsShape() const {
   if (tnd) return {tokensQ, n1, 8};
   return {batch, n1, s1, 8};
@@ -268,7 +274,17 @@ FaCase parseFaCase(const json& t, bool backward) {
   fc.tnd = fc.layout == "TND";
   parseSizes(t, fc);
   parseSemantics(t, fc);
-  const char* defaultApi = backward ? (fc.tnd ? "UnpaddingV2" : "GradV2") : (fc.tnd ? "VarLenScoreV2" : "ScoreV2");
+  const aclDataType dtype = parseDtypeOrThrow(t.value("dtype", std::string("fp32")), "case dtype");
+  fc.fp8 = dtype == ACL_FLOAT8_E5M2 || dtype == ACL_FLOAT8_E4M3FN;
+  fc.outDtype = fc.fp8 ? parseDtypeOrThrow(t.value("out_dtype", std::string("fp16")), "out_dtype") : dtype;
+  if (fc.fp8 && !fc.expectsRejection) {
+    if (!backward || fc.tnd) throw HarnessError("FP8 cases: backward (GradV4) with a padded layout only");
+    if (fc.outDtype != ACL_FLOAT16 && fc.outDtype != ACL_BF16) throw HarnessError("'out_dtype' must be fp16 or bf16");
+    if (t.value("auto", false)) throw HarnessError("FP8 cases have no 'auto' mode (no FP8 forward)");
+  }
+  const char* defaultApi = fc.fp8     ? "GradV4"
+                           : backward ? (fc.tnd ? "UnpaddingV2" : "GradV2")
+                                      : (fc.tnd ? "VarLenScoreV2" : "ScoreV2");
   fc.api = t.value("api", std::string(defaultApi));
   // The V1 entry points and the VarLen / Unpadding V4 ones have no pseType: always 1 (spec 2.2).
   static const std::vector<std::string> pseTypeOne{"Score", "VarLenScore", "VarLenScoreV4",
@@ -284,8 +300,15 @@ FaCase parseFaCase(const json& t, bool backward) {
 std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key, bool backward) {
   return [key, backward](const CaseInfo& info) {
     const FaCase fc = parseFaCase(info.json, backward);
-    TensorDefaults t{info.dtype, {}, info.seed, uniformValues(-2.0, 2.0)};
-    if (key == "query" || key == "dq") {
+    // FP8: the inputs' codes are written by writeFp8Inputs; every other floating tensor takes the out dtype.
+    const bool fp8Input = key == "query" || key == "key" || key == "value" || key == "dy";
+    TensorDefaults t{fp8Input ? info.dtype : fc.outDtype, {}, info.seed, uniformValues(-2.0, 2.0)};
+    if (key.rfind("dScale", 0) == 0) {
+      t.dtype = ACL_FLOAT;
+      t.values = uniformValues(1.0, 1.0);
+      t.shape = !fc.fp8 ? std::vector<int64_t>{1}
+                        : fc.fp8ScaleShape(key == "dScaleQ" || key == "dScaleDy" || key == "dScaleO");
+    } else if (key == "query" || key == "dq") {
       t.shape = fc.shape(true, fc.n1, fc.d);
     } else if (key == "key" || key == "dk") {
       t.shape = fc.shape(false, fc.n2, fc.d);
@@ -360,6 +383,7 @@ aclTensor* faTensor(OpCase& c, const FaCase& fc, const std::string& key) {
   if (key == "pse" && !fc.hasPse()) return nullptr;
   if (key == "dropMask" && fc.dropout != "mask") return nullptr;
   if (key == "attenMask" && !fc.hasMask()) return nullptr;
+  if (key.rfind("dScale", 0) == 0 && !fc.fp8) return nullptr;
   return c.acl(key);
 }
 

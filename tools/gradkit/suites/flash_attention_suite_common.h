@@ -34,8 +34,15 @@
 //               statistics, rounded as the op takes them, are the inputs, so that only the backward is measured
 //   "check_heads": bench only: golden-check the first this many query heads (B = 1, N1 = N2; 0: no check)
 //   "peer":     bench only: false skips the PyTorch peer
+//   "compare_to": bench only (backward): an earlier bench row's name; the note gives this row's time / that row's
+//   FP8 (backward, GradV4 only, padded layouts, "soc": "Ascend950"): "dtype" "fp8_e5m2" | "fp8_e4m3fn" makes query,
+//               key, value and dy FLOAT8 codes quantised per (batch, head) and 128-row block (spec fag.md 5.9) with
+//               the de-quant scales "dScaleQ", "dScaleK", "dScaleV", "dScaleDy", "dScaleO" (FLOAT [B, N, ceil(S/128),
+//               1]; dScaleO = dScaleQ, as upstream); "out_dtype" "fp16" (default) | "bf16" is the dtype of
+//               attentionIn, dq, dk, dv and a pse table (suites/flash_attention_suite_fp8.h)
 // and a tensor spec per tensor key (views, dtypes, shapes): "query", "key", "value", "pse", "dropMask",
-// "attenMask", "softmaxMax", "softmaxSum", forward "attentionOut", backward "dy", "attentionIn", "dq", "dk", "dv".
+// "attenMask", "softmaxMax", "softmaxSum", forward "attentionOut", backward "dy", "attentionIn", "dq", "dk", "dv",
+// FP8 "dScaleQ", "dScaleK", "dScaleV", "dScaleDy", "dScaleO".
 #pragma once
 
 #include <cstdint>
@@ -79,6 +86,8 @@ struct FaCase {
   bool autoForward = false;
   int64_t checkHeads = -1;  // -1: every head
   bool peer = true;
+  bool fp8 = false;                  // query, key, value, dy are FLOAT8 codes with de-quant scales
+  aclDataType outDtype = ACL_FLOAT;  // FP8: attentionIn, dq, dk, dv (FLOAT16 | BF16); else the case dtype
 
   bool expectsRejection = false;  // expect_status != 0: the sizes may be inconsistent on purpose
   bool isNull(const std::string& key) const;
@@ -86,6 +95,8 @@ struct FaCase {
   bool hasMask() const { return mask != "none"; }
   bool hasPse() const { return pse != "none"; }
   bool slopes() const { return pse == "BN" || pse == "N"; }
+  /** FP8: a side's de-quant scale shape [B, N, ceil(S / 128), 1]. */
+  std::vector<int64_t> fp8ScaleShape(bool querySide) const;
   /** The shape of a tensor of the layout with `heads` heads of `dim` on the query (or key) side. */
   std::vector<int64_t> shape(bool querySide, int64_t heads, int64_t dim) const;
   /** The statistics' shape: padded [B, N1, S1, 8], TND [T1, N1, 8]. */
