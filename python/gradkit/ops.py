@@ -370,28 +370,107 @@ def flash_attention_score(query, key, value, head_num, input_layout, *, pse=None
     return FlashAttentionResult(result(attention_out), softmax_max, softmax_sum, seed, offset, api)
 
 
+FP8_FORMATS = ("e5m2", "e4m3fn")
+
+
+def _fp8_format_of(value):
+    """"e5m2" / "e4m3fn" for a torch float8 tensor (torch >= 2.1), else None."""
+    if not is_torch(value):
+        return None
+    for name in FP8_FORMATS:
+        dtype = getattr(_arrays.torch, "float8_" + name, None)
+        if dtype is not None and value.dtype == dtype:
+            return name
+    return None
+
+
+def _fp8_arg(value, fmt, name):
+    """An FP8 input for gradkit._C: (uint8 codes, ACL_FLOAT8_*); torch float8 tensors are viewed as their uint8
+    codes (torch 1.13's DLPack and numpy have no float8 dtype), uint8 tensors / arrays are taken as codes of fmt."""
+    code = _C.ACL_FLOAT8_E5M2 if fmt == "e5m2" else _C.ACL_FLOAT8_E4M3FN
+    value = arg(value)
+    if _fp8_format_of(value) is not None:
+        return (value.view(_arrays.torch.uint8), code)
+    kind = str(value.dtype)
+    if not kind.endswith("uint8"):
+        raise TypeError(f"{name}: FP8 inputs are torch float8_e5m2 / float8_e4m3fn tensors or uint8 codes with "
+                        f"fp8_format, given {kind}")
+    return (value, code)
+
+
+def _fp8_out_dtype(out_dtype):
+    """out_dtype as the operator's code (0: float16, 1: bfloat16) and its name; default float16."""
+    if out_dtype is None:
+        return 0, "float16"
+    if isinstance(out_dtype, int) and out_dtype in (0, 1):
+        return out_dtype, ("float16", "bfloat16")[out_dtype]
+    text = str(out_dtype).replace("torch.", "")
+    if text in ("float16", "fp16", "half"):
+        return 0, "float16"
+    if text in ("bfloat16", "bf16"):
+        return 1, "bfloat16"
+    raise ValueError(f"out_dtype must be 0 / float16 or 1 / bfloat16, given {out_dtype!r}")
+
+
+def _empty_out(ref, shape, name):
+    """An uninitialised float16 / bfloat16 output in ref's library (numpy bfloat16: a Bf16Array)."""
+    if is_torch(ref):
+        return _arrays.torch.empty(shape, dtype=getattr(_arrays.torch, name))
+    if name == "bfloat16":
+        return _arrays.Bf16Array((_arrays.np.empty(shape, _arrays.np.uint16), _C.ACL_BF16))
+    return _arrays.np.empty(shape, _arrays.np.float16)
+
+
 def flash_attention_score_grad(query, key, value, dy, head_num, input_layout, softmax_max, softmax_sum,
                                attention_in, *, pse=None, atten_mask=None, scale=1.0, keep_prob=1.0,
                                pre_tokens=FA_NO_WINDOW, next_tokens=FA_NO_WINDOW, inner_precise=0, prefix=None,
                                actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, pse_type=1,
                                q_start_idx=None, kv_start_idx=None, drop_mask=None, seed=None, offset=0,
-                               softmax_layout="", dq=None, dk=None, dv=None):
+                               softmax_layout="", dq=None, dk=None, dv=None, d_scale_q=None, d_scale_k=None,
+                               d_scale_v=None, d_scale_dy=None, d_scale_o=None, out_dtype=None, fp8_format=None):
     """The flash attention backward (spec fag.md 1.3) for output gradient dy (attention_out's shape), from the
     forward's softmax_max, softmax_sum and attention_out (attention_in) and the forward's arguments (the same mask,
     pse, dropout: the same drop_mask, or the forward's seed and offset). Returns FlashAttentionGrads(dq, dk, dv
     (query's dtype; dk, dv summed over each key/value head's query group), api). No pse gradient: upstream does not
-    compute one."""
+    compute one.
+
+    FP8 (spec fag.md 5.9; aclnnFlashAttentionScoreGradV4, Ascend950 profile, padded layouts): query, key, value, dy
+    as torch.float8_e5m2 / torch.float8_e4m3fn tensors (torch >= 2.1), or as uint8 tensors / numpy arrays of fp8
+    codes with fp8_format "e5m2" | "e4m3fn" (torch 1.13 and numpy have no float8 dtype); d_scale_q, d_scale_dy
+    float32 [B, N1, ceil(S1/128), 1] and d_scale_k, d_scale_v [B, N2, ceil(S2/128), 1] the per-128-row-block
+    de-quant scales; d_scale_o optional (not read; upstream passes d_scale_q); out_dtype 0 / torch.float16 (default)
+    or 1 / torch.bfloat16 is the dtype of dq, dk, dv and of attention_in (and a pse table). The keyword names are
+    torch_npu's npu_fusion_attention_grad ones."""
     philox, seed, offset = _fa_dropout(query, keep_prob, drop_mask, seed, offset, False)
-    if dq is None:
-        dq = empty_like_dtype(query, shape_of(query))
-    if dk is None:
-        dk = empty_like_dtype(query, shape_of(key))
-    if dv is None:
-        dv = empty_like_dtype(query, shape_of(value))
+    scales = (d_scale_q, d_scale_k, d_scale_v, d_scale_dy, d_scale_o)
+    fmt = fp8_format or _fp8_format_of(query)
+    fp8 = fmt is not None or any(x is not None for x in scales)
+    out_code = 0
+    if fp8:
+        if fmt not in FP8_FORMATS:
+            raise ValueError(f"FP8 inputs need torch float8 tensors or fp8_format in {FP8_FORMATS}, given {fmt!r}")
+        out_code, out_name = _fp8_out_dtype(out_dtype)
+        inputs = [_fp8_arg(x, fmt, n) for x, n in ((query, "query"), (key, "key"), (value, "value"), (dy, "dy"))]
+        ref = dy if is_torch(dy) else attention_in
+        if dq is None:
+            dq = _empty_out(ref, shape_of(query), out_name)
+        if dk is None:
+            dk = _empty_out(ref, shape_of(key), out_name)
+        if dv is None:
+            dv = _empty_out(ref, shape_of(value), out_name)
+    else:
+        inputs = [arg(query), arg(key), arg(value), arg(dy)]
+        if dq is None:
+            dq = empty_like_dtype(query, shape_of(query))
+        if dk is None:
+            dk = empty_like_dtype(query, shape_of(key))
+        if dv is None:
+            dv = empty_like_dtype(query, shape_of(value))
     api = _C.flash_attention_score_grad(
-        arg(query), arg(key), arg(value), arg(dy), arg(pse), arg(drop_mask), _mask_arg(atten_mask), arg(softmax_max),
+        *inputs, arg(pse), arg(drop_mask), _mask_arg(atten_mask), arg(softmax_max),
         arg(softmax_sum), arg(attention_in), _int_list(prefix), _int_list(actual_seq_qlen), _int_list(actual_seq_kvlen),
         _int_list(q_start_idx), _int_list(kv_start_idx), float(scale), float(keep_prob), int(pre_tokens),
         int(next_tokens), int(head_num), str(input_layout), int(inner_precise), int(sparse_mode), int(pse_type),
-        str(softmax_layout), philox, seed, offset, arg(dq), arg(dk), arg(dv), None)
+        str(softmax_layout), philox, seed, offset, arg(dq), arg(dk), arg(dv), None, *[arg(x) for x in scales],
+        out_code)
     return FlashAttentionGrads(result(dq), result(dk), result(dv), api)

@@ -368,3 +368,156 @@ def fa_unpack_drop_mask(mask, n1, q_lens, kv_lens):
         keeps.append(bits[at:at + n1 * s1 * s2].reshape(n1, s1, s2))
         at += n1 * s1 * s2
     return keeps
+
+
+# ------------------------------------------------------------------------------------------------------------- FP8
+
+FP8_MAX = {"e5m2": 57344.0, "e4m3fn": 448.0}
+FP8_BLOCK = 128  # rows of one de-quant scale block, and the side of a dS quantisation block (spec fag.md 5.9)
+_FP8_BITS = {"e5m2": (2, 15, 0x7B), "e4m3fn": (3, 7, 0x7E)}  # mantissa bits, exponent bias, largest finite code
+
+
+def fp8_table(fmt):
+    """The format's non-negative finite values, float64, indexed by their code (ascending)."""
+    mbits, bias, last = _FP8_BITS[fmt]
+    values = []
+    for code in range(last + 1):
+        e, m = code >> mbits, code & ((1 << mbits) - 1)
+        values.append(m * 2.0 ** (1 - bias - mbits) if e == 0 else (1 + m / 2 ** mbits) * 2.0 ** (e - bias))
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def fp8_encode(x, fmt):
+    """The fp8 codes (uint8) of x rounded once to the nearest value, ties to the even code; e5m2 overflows to +-Inf,
+    e4m3fn (no Inf) to NaN, NaN gives 0x7f | sign, as ml_dtypes / PyTorch casts do."""
+    table = fp8_table(fmt)
+    a = x.double().abs()
+    hi = torch.searchsorted(table, a.contiguous()).clamp(max=len(table) - 1)  # table[hi - 1] < a <= table[hi]
+    lo = (hi - 1).clamp(min=0)
+    up, down = table[hi] - a, a - table[lo]
+    code = torch.where((up < down) | ((up == down) & (hi % 2 == 0)), hi, lo)
+    top = table[-1].item()
+    if fmt == "e5m2":  # the tie above the largest value rounds to the (even) Inf
+        code = torch.where(a >= top + 4096.0, torch.full_like(code, 0x7C), code)
+    else:  # the tie at 464 rounds to 448 (even); beyond: NaN
+        code = torch.where(a > top + 16.0, torch.full_like(code, 0x7F), code)
+    code = torch.where(torch.isnan(a), torch.full_like(code, 0x7F), code)
+    return (code | torch.signbit(x.double()).long() * 0x80).to(torch.uint8)
+
+
+def fp8_decode(codes, fmt):
+    """fp8 codes (uint8) -> float64 values (exact)."""
+    codes = codes.long()
+    table = fp8_table(fmt)
+    magnitude = codes & 0x7F
+    values = table[magnitude.clamp(max=len(table) - 1)]
+    if fmt == "e5m2":
+        values = torch.where(magnitude == 0x7C, torch.tensor(float("inf"), dtype=torch.float64), values)
+        values = torch.where(magnitude > 0x7C, torch.tensor(float("nan"), dtype=torch.float64), values)
+    else:
+        values = torch.where(magnitude == 0x7F, torch.tensor(float("nan"), dtype=torch.float64), values)
+    return torch.where(codes >= 0x80, -values, values)
+
+
+def fp8_round(x, fmt):
+    """x rounded once to the format (fp8_encode), as float64."""
+    return fp8_decode(fp8_encode(x, fmt), fmt)
+
+
+def fp8_quantize(x, fmt):
+    """Block quantisation of spec fag.md 5.9 (get_block_quant_scale) in float32, per (b, n) and 128-row block of
+    x [B, N, S, D]: scale = FP8_MAX / max|x| over the block (1 for an all-zero block, where upstream gets inf),
+    codes = fp8(x * scale), d_scale = 1 / scale. Returns (codes uint8 [B, N, S, D], d_scale float32
+    [B, N, ceil(S / 128), 1]): what the operator's FLOAT8 input and dScale tensors hold."""
+    x = x.float()
+    b, n, s, _ = x.shape
+    blocks = -(-s // FP8_BLOCK)
+    codes = torch.empty(x.shape, dtype=torch.uint8)
+    d_scale = torch.ones(b, n, blocks, 1, dtype=torch.float32)
+    fmax = torch.tensor(FP8_MAX[fmt], dtype=torch.float32)
+    for blk in range(blocks):
+        rows = x[:, :, blk * FP8_BLOCK:(blk + 1) * FP8_BLOCK]
+        top = rows.abs().amax(dim=(-2, -1))
+        scale = torch.where(top > 0, fmax / top, torch.ones_like(top))  # float32 division, as the spec's numpy
+        codes[:, :, blk * FP8_BLOCK:(blk + 1) * FP8_BLOCK] = fp8_encode(rows * scale[..., None, None], fmt)
+        d_scale[:, :, blk, 0] = 1.0 / scale
+    return codes, d_scale
+
+
+def _fp8_block_factor(d_scale, rows):
+    """[B, N, blocks, 1] scales -> [B, N, rows] (each row its block's scale), float64."""
+    return d_scale[..., 0].double().repeat_interleave(FP8_BLOCK, dim=-1)[..., :rows]
+
+
+def _fp8_scores(q, k, dsq, dsk, scale):
+    """Per (b, n1): s = (q8 k8^T) * dScaleQ[row block] * dScaleK[col block] * scale, float64 [B, N1, S1, S2]."""
+    return (q @ k.transpose(-1, -2)) * (dsq[..., :, None] * dsk[..., None, :]) * scale
+
+
+def flash_attention_fp8(q, k, v, dy, d_scale_q, d_scale_k, d_scale_v, d_scale_dy, fmt, *, scale=1.0,
+                        attention_in=None, softmax_max=None, softmax_sum=None):
+    """The FP8 forward and backward chain of spec fag.md 5.9 in float64 on BNSD tensors, no mask, pse or dropout:
+    q, dy fp8 codes [B, N1, S1, D | D_V]; k, v [B, N2, S2, D | D_V]; d_scale_* [B, N, ceil(S/128), 1]. Forward:
+    P = softmax(s), out = sum over 128-column blocks of (fp8(P)[:, blk] v8[blk]) * dScaleV[blk]. Backward (from
+    attention_in / softmax_max / softmax_sum as the operator receives them; default the forward's, unrounded):
+    dv = sum over S1 blocks of (fp8(P)^T dy8) * dScaleDy; dp = (dy8 v8^T) * dScaleDy * dScaleV; Drow = rowsum(
+    attention_in * dy8 * dScaleDy); ds = (dp - Drow) * P quantised per 128 x 128 block (scale FP8_MAX / max|ds|, 0
+    below 1e-8), dq = scale * sum over blocks of (ds8 k8) * dsDeq * dScaleK, dk = scale * sum of (ds8^T q8) * dsDeq
+    * dScaleQ; dk, dv summed over each kv head's query group. Returns dict(out, softmax_max, softmax_sum [B, N1, S1]
+    float64, dq, dk, dv float64)."""
+    q8, k8, v8, dy8 = (fp8_decode(t, fmt) for t in (q, k, v, dy))
+    n1, n2 = q8.shape[1], k8.shape[1]
+    g = n1 // n2
+    k8, v8 = k8.repeat_interleave(g, 1), v8.repeat_interleave(g, 1)
+    s1, s2 = q8.shape[2], k8.shape[2]
+    dsq, dsdy = _fp8_block_factor(d_scale_q, s1), _fp8_block_factor(d_scale_dy, s1)
+    dsk = _fp8_block_factor(d_scale_k, s2).repeat_interleave(g, 1)
+    dsv = _fp8_block_factor(d_scale_v, s2).repeat_interleave(g, 1)
+    s = _fp8_scores(q8, k8, dsq, dsk, scale)
+    m = s.amax(-1)
+    e = torch.exp(s - m[..., None])
+    l = e.sum(-1)
+    p = e / l[..., None]
+    p8 = fp8_round(p, fmt)
+    out = torch.zeros(q8.shape[:3] + (v8.shape[-1],), dtype=torch.float64)
+    for j0 in range(0, s2, FP8_BLOCK):
+        out += (p8[..., j0:j0 + FP8_BLOCK] @ v8[..., j0:j0 + FP8_BLOCK, :]) * dsv[..., j0:j0 + 1, None]
+    result = dict(out=out, softmax_max=m, softmax_sum=l)
+    if dy is None:
+        return result
+    o = out if attention_in is None else attention_in.double()
+    m_in = m if softmax_max is None else softmax_max.double()
+    l_in = l if softmax_sum is None else softmax_sum.double()
+    p = torch.exp(s - m_in[..., None]) / l_in[..., None]
+    p8 = fp8_round(p, fmt)
+    dy_deq = dy8 * dsdy[..., None]
+    d_row = (o * dy_deq).sum(-1)
+    dp = (dy8 @ v8.transpose(-1, -2)) * dsdy[..., :, None] * dsv[..., None, :]
+    ds = (dp - d_row[..., None]) * p
+    ds8 = torch.zeros_like(ds)
+    deq = torch.zeros(ds.shape[:2] + (-(-s1 // FP8_BLOCK), -(-s2 // FP8_BLOCK)), dtype=torch.float64)
+    fmax = FP8_MAX[fmt]
+    for bi, i0 in enumerate(range(0, s1, FP8_BLOCK)):
+        for bj, j0 in enumerate(range(0, s2, FP8_BLOCK)):
+            block = ds[..., i0:i0 + FP8_BLOCK, j0:j0 + FP8_BLOCK]
+            top = block.abs().amax(dim=(-2, -1))
+            blk_scale = torch.where(top < 1e-8, torch.zeros_like(top), fmax / top)
+            deq[..., bi, bj] = torch.where(blk_scale == 0, torch.zeros_like(top), 1.0 / blk_scale)
+            ds8[..., i0:i0 + FP8_BLOCK, j0:j0 + FP8_BLOCK] = fp8_round(block * blk_scale[..., None, None], fmt)
+    dq = torch.zeros_like(q8)
+    dk = torch.zeros_like(k8)
+    dv = torch.zeros_like(v8)
+    for bi, i0 in enumerate(range(0, s1, FP8_BLOCK)):
+        rows = slice(i0, i0 + FP8_BLOCK)
+        dv += (p8[..., rows, :].transpose(-1, -2) @ dy8[..., rows, :]) * dsdy[..., i0:i0 + 1, None]
+        for bj, j0 in enumerate(range(0, s2, FP8_BLOCK)):
+            cols = slice(j0, j0 + FP8_BLOCK)
+            factor = deq[..., bi, bj][..., None, None]
+            dq[..., rows, :] += (ds8[..., rows, cols] @ k8[..., cols, :]) * factor * dsk[..., j0:j0 + 1, None]
+            dk[..., cols, :] += (ds8[..., rows, cols].transpose(-1, -2) @ q8[..., rows, :]) * factor * \
+                dsq[..., i0:i0 + 1, None]
+    b = q8.shape[0]
+    dk = dk.reshape(b, n2, g, s2, -1).sum(2) * scale
+    dv = dv.reshape(b, n2, g, s2, -1).sum(2)
+    result.update(dq=dq * scale, dk=dk, dv=dv)
+    return result

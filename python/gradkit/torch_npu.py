@@ -103,11 +103,15 @@ def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, 
                               atten_mask=None, softmax_max=None, softmax_sum=None, softmax_in=None, attention_in=None,
                               scale_value=1., keep_prob=1., pre_tockens=2147483647, next_tockens=2147483647,
                               inner_precise=0, seed=0, offset=0, numels=0, prefix=None, actual_seq_qlen=None,
-                              actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False):
+                              actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False,
+                              d_scale_q=None, d_scale_k=None, d_scale_v=None, d_scale_dy=None, d_scale_o=None,
+                              out_dtype=None, fp8_format=None):
     """The flash attention backward (gradkit.ops.flash_attention_score_grad) from npu_fusion_attention's
     softmax_max, softmax_sum, attention_out (attention_in) and, with keep_prob < 1, its seed and offset. Returns (dq,
     dk, dv, dpse); dpse is not computed (upstream neither): zeros of pse's shape, or an empty tensor without pse.
-    softmax_in and numels are not read."""
+    softmax_in and numels are not read. FP8 (torch_npu's keywords d_scale_q / d_scale_k / d_scale_v / d_scale_dy /
+    d_scale_o and out_dtype; fp8_format is gradkit's, for uint8 code tensors): see
+    gradkit.ops.flash_attention_score_grad."""
     if padding_mask is not None:
         raise ValueError("padding_mask is not supported (torch_npu neither)")
     grads = ops.flash_attention_score_grad(query, key, value, dy, head_num, input_layout, softmax_max, softmax_sum,
@@ -115,6 +119,8 @@ def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, 
                                            keep_prob=keep_prob, pre_tokens=pre_tockens, next_tokens=next_tockens,
                                            inner_precise=inner_precise, prefix=prefix,
                                            actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
-                                           sparse_mode=sparse_mode, seed=seed, offset=offset)
-    dpse = torch.empty(0, dtype=query.dtype) if pse is None else torch.zeros_like(pse)
+                                           sparse_mode=sparse_mode, seed=seed, offset=offset, d_scale_q=d_scale_q,
+                                           d_scale_k=d_scale_k, d_scale_v=d_scale_v, d_scale_dy=d_scale_dy,
+                                           d_scale_o=d_scale_o, out_dtype=out_dtype, fp8_format=fp8_format)
+    dpse = torch.empty(0, dtype=grads.dq.dtype) if pse is None else torch.zeros_like(pse)
     return grads.dq, grads.dk, grads.dv, dpse

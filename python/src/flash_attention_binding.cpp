@@ -4,7 +4,10 @@
 //    aclnnFlashAttentionScoreGradV4 (Ascend950), both layouts families, so forward and backward draw the same mask;
 //  - otherwise padded layouts: aclnnFlashAttentionScoreV2 / aclnnFlashAttentionScoreGradV2;
 //  - TND: aclnnFlashAttentionVarLenScoreV2 / aclnnFlashAttentionUnpaddingScoreGradV2, or their V4 with a softmax
-//    layout ("same_as_input"); V4 has no pseType / start indices, so such a call goes to the Ascend950 entry point.
+//    layout ("same_as_input"); V4 has no pseType / start indices, so such a call goes to the Ascend950 entry point;
+//  - FP8 backward (FLOAT8_E5M2 / FLOAT8_E4M3FN query, key, value, dy with the d_scale_* de-quant scales, out_dtype
+//    0: FLOAT16, 1: BFLOAT16 outputs): aclnnFlashAttentionScoreGradV4 (spec fag.md 5.9). FP8 tensors arrive as
+//    (uint8 array or tensor, ACL_FLOAT8_*) pairs: torch 1.13's DLPack and numpy know no float8 dtype.
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -45,11 +48,13 @@ struct Attributes {
   std::string layout, softmaxLayout;
   bool philox = false;
   int64_t seed = 0, offset = 0;
+  bool fp8 = false;  // the backward's d_scale_* tensors are given
+  int64_t outDtype = 0;
 
   bool tnd() const { return layout == "TND"; }
   /** A TND call whose softmax layout the V4 entry point carries but whose pseType / start indices it does not. */
   bool needsMerged() const {
-    return philox || (tnd() && !softmaxLayout.empty() && (pseType != 1 || qStart || kvStart));
+    return philox || fp8 || (tnd() && !softmaxLayout.empty() && (pseType != 1 || qStart || kvStart));
   }
 };
 
@@ -128,7 +133,7 @@ std::string forward(const Inputs& in, Attributes& a, const TensorArg& max, const
 /** The backward's own tensors. */
 struct GradTensors {
   TensorArg dy, max, sum, attentionIn, dq, dk, dv;
-  std::optional<TensorArg> dpse;
+  std::optional<TensorArg> dpse, dScaleQ, dScaleK, dScaleV, dScaleDy, dScaleO;
 };
 
 std::string backward(const Inputs& in, const GradTensors& g, Attributes& a) {
@@ -136,6 +141,11 @@ std::string backward(const Inputs& in, const GradTensors& g, Attributes& a) {
   aclTensor* drop = handleOf(in.dropMask);
   aclTensor* mask = handleOf(in.attenMask);
   aclTensor* dpse = handleOf(g.dpse);
+  aclTensor* dScaleQ = handleOf(g.dScaleQ);
+  aclTensor* dScaleK = handleOf(g.dScaleK);
+  aclTensor* dScaleV = handleOf(g.dScaleV);
+  aclTensor* dScaleDy = handleOf(g.dScaleDy);
+  aclTensor* dScaleO = handleOf(g.dScaleO);
   char* layout = a.layout.data();
   char* softmaxLayout = a.softmaxLayout.data();
   py::gil_scoped_release release;
@@ -145,10 +155,11 @@ std::string backward(const Inputs& in, const GradTensors& g, Attributes& a) {
         [&](uint64_t* size, aclOpExecutor** executor) {
           return aclnnFlashAttentionScoreGradV4GetWorkspaceSize(
               in.query.get(), in.key.get(), in.value.get(), g.dy.get(), pse, drop, nullptr, mask, g.max.get(),
-              g.sum.get(), nullptr, g.attentionIn.get(), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-              nullptr, a.prefix.get(), a.seqQ.get(), a.seqKv.get(), a.qStart.get(), a.kvStart.get(), a.scale,
+              g.sum.get(), nullptr, g.attentionIn.get(), nullptr, nullptr, nullptr, dScaleQ, dScaleK, dScaleV, dScaleDy,
+              dScaleO, a.prefix.get(), a.seqQ.get(), a.seqKv.get(), a.qStart.get(), a.kvStart.get(), a.scale,
               a.keepProb, a.pre, a.next, a.headNum, layout, softmaxLayout, a.innerPrecise, a.sparseMode, a.pseType,
-              a.seed, a.offset, 0, g.dq.get(), g.dk.get(), g.dv.get(), nullptr, nullptr, dpse, nullptr, size, executor);
+              a.seed, a.offset, a.outDtype, g.dq.get(), g.dk.get(), g.dv.get(), nullptr, nullptr, dpse, nullptr, size,
+              executor);
         },
         aclnnFlashAttentionScoreGradV4);
     return "aclnnFlashAttentionScoreGradV4";
@@ -228,9 +239,14 @@ std::string flashAttentionScoreGrad(py::handle query, py::handle key, py::handle
                                     double keepProb, int64_t pre, int64_t next, int64_t headNum,
                                     const std::string& layout, int64_t innerPrecise, int64_t sparseMode,
                                     int64_t pseType, const std::string& softmaxLayout, bool philox, int64_t seed,
-                                    int64_t offset, py::handle dq, py::handle dk, py::handle dv, py::handle dpse) {
+                                    int64_t offset, py::handle dq, py::handle dk, py::handle dv, py::handle dpse,
+                                    py::handle dScaleQ, py::handle dScaleK, py::handle dScaleV, py::handle dScaleDy,
+                                    py::handle dScaleO, int64_t outDtype) {
   Attributes a = attributes(prefix, seqQ, seqKv, qStart, kvStart, scale, keepProb, pre, next, headNum, layout,
                             innerPrecise, sparseMode, pseType, softmaxLayout, philox, seed, offset);
+  // Any scale given selects the FP8 entry point; the operator names the ones missing (161001).
+  a.fp8 = !dScaleQ.is_none() || !dScaleK.is_none() || !dScaleV.is_none() || !dScaleDy.is_none() || !dScaleO.is_none();
+  a.outDtype = outDtype;
   const Inputs in = readInputs(query, key, value, pse, dropMask, attenMask);
   const GradTensors g{TensorArg::from(dy, "dy", false),
                       TensorArg::from(softmaxMax, "softmax_max", false),
@@ -239,7 +255,12 @@ std::string flashAttentionScoreGrad(py::handle query, py::handle key, py::handle
                       TensorArg::from(dq, "dq", true),
                       TensorArg::from(dk, "dk", true),
                       TensorArg::from(dv, "dv", true),
-                      TensorArg::fromOptional(dpse, "dpse", true)};
+                      TensorArg::fromOptional(dpse, "dpse", true),
+                      TensorArg::fromOptional(dScaleQ, "d_scale_q", false),
+                      TensorArg::fromOptional(dScaleK, "d_scale_k", false),
+                      TensorArg::fromOptional(dScaleV, "d_scale_v", false),
+                      TensorArg::fromOptional(dScaleDy, "d_scale_dy", false),
+                      TensorArg::fromOptional(dScaleO, "d_scale_o", false)};
   return backward(in, g, a);
 }
 
@@ -263,10 +284,15 @@ void bindFlashAttention(py::module_& module) {
              py::arg("keep_prob"), py::arg("pre_tokens"), py::arg("next_tokens"), py::arg("head_num"),
              py::arg("input_layout"), py::arg("inner_precise"), py::arg("sparse_mode"), py::arg("pse_type"),
              py::arg("softmax_layout"), py::arg("philox"), py::arg("seed"), py::arg("offset"), py::arg("dq"),
-             py::arg("dk"), py::arg("dv"), py::arg("dpse"),
+             py::arg("dk"), py::arg("dv"), py::arg("dpse"), py::arg("d_scale_q") = py::none(),
+             py::arg("d_scale_k") = py::none(), py::arg("d_scale_v") = py::none(), py::arg("d_scale_dy") = py::none(),
+             py::arg("d_scale_o") = py::none(), py::arg("out_dtype") = 0,
              "The flash attention backward into dq, dk, dv (dpse: None, or a buffer the operator leaves as it is); "
-             "philox draws the mask from (seed, offset) (aclnnFlashAttentionScoreGradV4). Returns the entry point's "
-             "name.");
+             "philox draws the mask from (seed, offset), and d_scale_* (FP8 query, key, value, dy; out_dtype 0: "
+             "float16, 1: bfloat16 outputs) select aclnnFlashAttentionScoreGradV4. Returns the entry point's name.");
+  // The FP8 dtypes for (array, dtype) pairs of uint8 codes.
+  module.attr("ACL_FLOAT8_E5M2") = static_cast<int>(ACL_FLOAT8_E5M2);
+  module.attr("ACL_FLOAT8_E4M3FN") = static_cast<int>(ACL_FLOAT8_E4M3FN);
 }
 
 }  // namespace gradkit::python

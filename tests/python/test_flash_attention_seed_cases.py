@@ -26,8 +26,13 @@ Backends (GRADKIT_FA_BACKEND = gradkit | torch_npu; default torch_npu when `impo
   on npu:0, query_rope / key_rope for rope cases, the golden out as attention_in) and, for auto_grad,
   npu_fusion_attention_v2 + autograd; gradkit's golden and checks unchanged. Its dropout comes from the NPU's own
   generator in auto_grad (as upstream), from seed / offset in grad_only.
-FP8 cases are skipped with the reason: torch 1.13 has no float8 dtypes and gradkit's Python module no d_scale
-arguments; the C++ runner carries them.
+FP8 cases (FP8E5_03, FP8E4_04; grad_only, as upstream: no FP8 forward) follow spec 5.9: the standard normal
+inputs quantised per (batch, head) and 128-row block by reference.fp8_quantize (float32 block scales, RNE casts;
+a port of the spec's get_block_quant_scale, independent of gradkit's C++), the golden is reference
+.flash_attention_fp8 (the FP8 forward and backward chain in float64, P_d and dS cast to fp8) with attention_in
+rounded to out_dtype and float32 statistics, and the operator gets the fp8 codes with d_scale_q / d_scale_k /
+d_scale_v / d_scale_dy (d_scale_o = d_scale_q, as upstream) and out_dtype. With torch 1.13 (no float8 dtype) the
+codes travel as uint8 tensors with fp8_format; with torch >= 2.1 as torch.float8_* tensors.
 
 Each check line goes to stdout (pytest -s) and to the run log: $GRADKIT_SEED_LOG, else run_log.txt in pytest's
 temporary directory (its path is printed).
@@ -97,6 +102,10 @@ class CalculationContext:
     actual_seq_qlen: list = None                 # TND: cumulative
     actual_seq_kvlen: list = None
     golden: dict = field(default_factory=dict)   # out, softmax_max, softmax_sum (operator layouts), dq, dk, dv, ...
+    fp8: str = None                              # FP8 cases: "e5m2" | "e4m3fn" (q, k, v, dy: uint8 codes)
+    out_dtype: torch.dtype = None                # FP8 cases: dq, dk, dv, attention_in
+    fp8_bnsd: dict = field(default_factory=dict)  # FP8: q, k, v, dy codes [B, N, S, D]
+    d_scale: dict = field(default_factory=dict)  # FP8: d_scale_q, d_scale_k, d_scale_v, d_scale_dy [B, N, blocks, 1]
 
 
 def to_layout(parts, layout):
@@ -157,7 +166,10 @@ def make_context(case):
     n1, n2 = ctx.n1, ctx.n2 = case["N1"], case["N2"]
     g = n1 // n2
     d, dv = case["D"], case["D_V"]
-    dtype = DTYPES[case["dtype"]]
+    if case["dtype"].startswith("fp8"):
+        ctx.fp8 = case["dtype"][len("fp8_"):]
+        ctx.out_dtype = DTYPES[case.get("out_dtype", "fp16")]
+    dtype = torch.float32 if ctx.fp8 else DTYPES[case["dtype"]]
     rng = np.random.RandomState(case.get("data_seed", 0))
     if layout == "TND":
         ctx.q_lens = list(case["actual_seq_qlen"])
@@ -180,6 +192,8 @@ def make_context(case):
         dy = rng.randn(b, n2, g, s1, dv).reshape(b, n1, s1, dv)
         ctx.q_bnsd, ctx.k_bnsd, ctx.v_bnsd, ctx.dy_bnsd = [
             [torch.from_numpy(a[i:i + 1]).to(dtype) for i in range(b)] for a in (q, k, v, dy)]
+    if ctx.fp8:
+        _quantize_fp8(ctx)
     ctx.q, ctx.k = to_layout(ctx.q_bnsd, layout), to_layout(ctx.k_bnsd, layout)
     ctx.v, ctx.dy = to_layout(ctx.v_bnsd, layout), to_layout(ctx.dy_bnsd, layout)
     ctx.scale = 1.0 / math.sqrt(d)
@@ -189,6 +203,18 @@ def make_context(case):
         ctx.keep = reference.fa_philox_keep(case["seed"], case["offset"], case["drop_out_possibility"], n1,
                                             ctx.q_lens, ctx.kv_lens)
     return ctx
+
+
+def _quantize_fp8(ctx):
+    """FP8 (spec 5.9): q, k, v, dy quantised per (b, n) and 128-row block; the per-batch views become the codes."""
+    if ctx.layout == "TND" or ctx.case.get("rope", 0):
+        pytest.skip("FP8 takes padded layouts and no rope")
+    names = ("q", "k", "v", "dy")
+    for name in names:
+        full = torch.cat(getattr(ctx, name + "_bnsd"), 0)
+        codes, ctx.d_scale["d_scale_" + name] = reference.fp8_quantize(full, ctx.fp8)
+        ctx.fp8_bnsd[name] = codes
+        setattr(ctx, name + "_bnsd", [codes[b:b + 1] for b in range(codes.shape[0])])
 
 
 def _make_pse(ctx, rng, dtype):
@@ -254,10 +280,31 @@ def _make_mask(ctx, rng):
 
 # -------------------------------------------------------------------------------------------------------- golden
 
+def run_golden_fp8(ctx):
+    """reference.flash_attention_fp8 (spec 5.9's chain, float64): the forward's out and statistics, then the
+    backward of attention_in rounded to out_dtype and of the float32 statistics, as the operator receives them."""
+    c, sc = ctx.fp8_bnsd, ctx.d_scale
+    args = (c["q"], c["k"], c["v"], c["dy"], sc["d_scale_q"], sc["d_scale_k"], sc["d_scale_v"], sc["d_scale_dy"],
+            ctx.fp8)
+    forward = reference.flash_attention_fp8(*args, scale=ctx.scale)
+    attention_in = forward["out"].to(ctx.out_dtype)
+    m, l = forward["softmax_max"].float(), forward["softmax_sum"].float()
+    grads = reference.flash_attention_fp8(*args, scale=ctx.scale, attention_in=attention_in, softmax_max=m,
+                                          softmax_sum=l)
+    batches = range(len(ctx.q_lens))
+    ctx.golden["out"] = to_layout([forward["out"][b:b + 1] for b in batches], ctx.layout)
+    ctx.golden["softmax_max"] = stats_layout(ctx, [m[b] for b in batches])
+    ctx.golden["softmax_sum"] = stats_layout(ctx, [l[b] for b in batches])
+    for name in ("dq", "dk", "dv"):
+        ctx.golden[name] = to_layout([grads[name][b:b + 1] for b in batches], ctx.layout)
+
+
 def run_golden(ctx):
     """reference.flash_attention in fp64 per batch (BNSD [1, N, S_b, D]), differentiated by autograd: out, the
     statistics as the operator takes them (fully masked rows -FLT_MAX / +FLT_MAX) and dq, dk, dv (rope: split)."""
     case = ctx.case
+    if ctx.fp8:
+        return run_golden_fp8(ctx)
     outs, maxes, sums, dqs, dks, dvs = [], [], [], [], [], []
     for b in range(len(ctx.q_lens)):
         q, k, v = (t.double().requires_grad_() for t in (ctx.q_bnsd[b], ctx.k_bnsd[b], ctx.v_bnsd[b]))
@@ -312,6 +359,8 @@ def gradkit_call(ctx, mode):
                   sparse_mode=case.get("sparse_mode", 0))
     pre, nxt = case.get("pre_tockens_input", 65536), case.get("next_tockens_input", 65536)
     seed, offset, pse_type = case.get("seed", 0), case.get("offset", 0), case.get("pse_type", 1)
+    if ctx.fp8:
+        return gradkit_call_fp8(ctx, common, pre, nxt, seed, offset)
     if mode == "grad_only":
         attention_in = ctx.golden["out"].to(ctx.q.dtype)
         softmax_max, softmax_sum = ctx.golden["softmax_max"], ctx.golden["softmax_sum"]
@@ -340,6 +389,28 @@ def gradkit_call(ctx, mode):
     return result
 
 
+def fp8_inputs(ctx):
+    """q, k, v, dy as the operator takes them: torch.float8_* views of the codes when torch has them (>= 2.1), else
+    the uint8 codes (then fp8_format says the format)."""
+    dtype = getattr(torch, "float8_" + ctx.fp8, None)
+    tensors = (ctx.q, ctx.k, ctx.v, ctx.dy)
+    if dtype is None:
+        return tensors, ctx.fp8
+    return tuple(t.view(dtype) for t in tensors), None
+
+
+def gradkit_call_fp8(ctx, common, pre, nxt, seed, offset):
+    """grad_only through gradkit.torch_npu.npu_fusion_attention_grad with torch_npu's FP8 keywords."""
+    (q, k, v, dy), fp8_format = fp8_inputs(ctx)
+    dq, dk, dv, _ = gk_torch_npu.npu_fusion_attention_grad(
+        q, k, v, dy, ctx.n1, ctx.layout, softmax_max=ctx.golden["softmax_max"], softmax_sum=ctx.golden["softmax_sum"],
+        attention_in=ctx.golden["out"].to(ctx.out_dtype), scale_value=ctx.scale, pre_tockens=pre, next_tockens=nxt,
+        seed=seed, offset=offset, d_scale_o=ctx.d_scale["d_scale_q"], out_dtype=ctx.out_dtype,
+        fp8_format=fp8_format, **ctx.d_scale, **common)
+    assert dq.dtype == ctx.out_dtype and dk.dtype == ctx.out_dtype and dv.dtype == ctx.out_dtype
+    return {"dq": dq, "dk": dk, "dv": dv}
+
+
 def torch_npu_call(ctx, mode):  # pragma: no cover - needs an NPU
     """The operator through torch_npu on npu:0, as upstream's npu_impl.py::PTAtest calls it."""
     import torch_npu
@@ -360,6 +431,17 @@ def torch_npu_call(ctx, mode):  # pragma: no cover - needs an NPU
         kw.update(actual_seq_qlen=tuple(ctx.actual_seq_qlen), actual_seq_kvlen=tuple(ctx.actual_seq_kvlen))
     if rope:
         kw.update(query_rope=on(q_rope), key_rope=on(k_rope))
+    if ctx.fp8:  # torch_npu hosts have torch >= 2.1: float8 tensors; out_dtype 0 fp16, 1 bf16
+        (q, k, v, dy), _ = fp8_inputs(ctx)
+        numels = ctx.n1 * sum(a * b for a, b in zip(ctx.q_lens, ctx.kv_lens))
+        scales = {name: on(t) for name, t in ctx.d_scale.items()}
+        outs = torch_npu.npu_fusion_attention_grad_v2(
+            on(q), on(k), on(v), on(dy), ctx.n1, softmax_max=on(ctx.golden["softmax_max"]),
+            softmax_sum=on(ctx.golden["softmax_sum"]), softmax_in=None,
+            attention_in=on(ctx.golden["out"].to(ctx.out_dtype)), seed=case.get("seed", 0),
+            offset=case.get("offset", 0), numels=numels, inner_precise=0, prefix=None,
+            d_scale_o=scales["d_scale_q"], out_dtype=0 if ctx.out_dtype == torch.float16 else 1, **scales, **kw)
+        return dict(dq=outs[0].cpu(), dk=outs[1].cpu(), dv=outs[2].cpu())
     if mode == "auto_grad":
         tensors = [on(t).requires_grad_() for t in (q, k, ctx.v)]
         torch.npu.manual_seed(case.get("seed", 0))
@@ -430,9 +512,8 @@ def context_for(case):
 @pytest.mark.parametrize("mode", ["grad_only", "auto_grad"])
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_seed_case(case, mode, run_log):
-    if case["dtype"].startswith("fp8"):
-        pytest.skip("FP8 case: torch 1.13 has no float8 dtypes and gradkit's Python module no d_scale arguments "
-                    "(the C++ runner, gradkit verify --op flash_attention_score_grad, carries it)")
+    if case["dtype"].startswith("fp8") and mode == "auto_grad":
+        pytest.skip("FP8 runs grad_only: there is no FP8 forward (upstream's auto_grad does not run FP8 either)")
     if mode not in case.get("modes", ["grad_only", "auto_grad"]):
         pytest.skip(f"the case lists modes {case['modes']}")
     ctx = context_for(case)
@@ -444,7 +525,7 @@ def test_seed_case(case, mode, run_log):
     for name in names:
         golden = ctx.golden[name]
         # The seed compares fp32 goldens for padded layouts and goldens cast to the case dtype for TND (spec 5.8).
-        golden = golden.to(ctx.q.dtype) if ctx.layout == "TND" else golden.float()
+        golden = golden.to(ctx.q.dtype) if ctx.layout == "TND" and not ctx.fp8 else golden.float()
         passed, line = check_result(f"{case['name']} {mode} {name}", ours[name], golden, run_log)
         if not passed:
             failures.append(line)
