@@ -18,6 +18,8 @@ Names found in torch_npu's documentation and op-plugin sources (docs/python.md l
       keep_prob=1., pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, seed=0, offset=0, numels=0,
       prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False)
       -> (dq, dk, dv, dpse)
+  npu_fusion_attention_v2 / npu_fusion_attention_grad_v2: the same with keywords pre_tokens / next_tokens, pse_type,
+      q_start_idx, kv_start_idx (MindSpeed's fusion attention v2 interface)
 Like torch_npu's, these are plain operator calls without autograd (use gradkit.dropout / gradkit.mhc_pre /
 gradkit.flash_attention for that). The compressor has no torch_npu
 function (torch_npu.npu_compressor / torch.ops.custom.npu_compressor are a different inference operator with RMSNorm
@@ -26,7 +28,8 @@ import torch
 
 from . import ops
 
-__all__ = ["_npu_dropout", "npu_mhc_pre", "npu_mhc_pre_backward", "npu_fusion_attention", "npu_fusion_attention_grad"]
+__all__ = ["_npu_dropout", "npu_mhc_pre", "npu_mhc_pre_backward", "npu_fusion_attention", "npu_fusion_attention_grad",
+           "npu_fusion_attention_v2", "npu_fusion_attention_grad_v2"]
 
 
 def _npu_dropout(self, p):
@@ -77,7 +80,7 @@ def _fa_numels(query, key, value, head_num, input_layout, actual_seq_qlen, actua
 def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None,
                          scale=1., keep_prob=1., pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0,
                          prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
-                         gen_mask_parallel=True, sync=False):
+                         gen_mask_parallel=True, sync=False, *, pse_type=1, q_start_idx=None, kv_start_idx=None):
     """The flash attention forward (gradkit.ops.flash_attention_score; no autograd, as torch_npu's). Returns
     (attention_out, softmax_max, softmax_sum, softmax_out, seed, offset, numels): softmax_out is an empty tensor (as
     torch_npu's), and with keep_prob < 1 seed (from torch's global generator), offset (0) and numels (the dropout
@@ -91,7 +94,8 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, pa
                                     scale=scale, keep_prob=keep_prob, pre_tokens=pre_tockens,
                                     next_tokens=next_tockens, inner_precise=inner_precise, prefix=prefix,
                                     actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
-                                    sparse_mode=sparse_mode)
+                                    sparse_mode=sparse_mode, pse_type=pse_type, q_start_idx=q_start_idx,
+                                    kv_start_idx=kv_start_idx)
     numels = _fa_numels(query, key, value, head_num, input_layout, actual_seq_qlen, actual_seq_kvlen) if dropout else 0
     softmax_out = torch.empty(0, dtype=query.dtype)
     if not dropout:
@@ -105,7 +109,7 @@ def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, 
                               inner_precise=0, seed=0, offset=0, numels=0, prefix=None, actual_seq_qlen=None,
                               actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True, sync=False,
                               d_scale_q=None, d_scale_k=None, d_scale_v=None, d_scale_dy=None, d_scale_o=None,
-                              out_dtype=None, fp8_format=None):
+                              out_dtype=None, fp8_format=None, pse_type=1, q_start_idx=None, kv_start_idx=None):
     """The flash attention backward (gradkit.ops.flash_attention_score_grad) from npu_fusion_attention's
     softmax_max, softmax_sum, attention_out (attention_in) and, with keep_prob < 1, its seed and offset. Returns (dq,
     dk, dv, dpse); dpse is not computed (upstream neither): zeros of pse's shape, or an empty tensor without pse.
@@ -121,6 +125,37 @@ def npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, 
                                            actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
                                            sparse_mode=sparse_mode, seed=seed, offset=offset, d_scale_q=d_scale_q,
                                            d_scale_k=d_scale_k, d_scale_v=d_scale_v, d_scale_dy=d_scale_dy,
-                                           d_scale_o=d_scale_o, out_dtype=out_dtype, fp8_format=fp8_format)
+                                           d_scale_o=d_scale_o, out_dtype=out_dtype, fp8_format=fp8_format,
+                                           pse_type=pse_type, q_start_idx=q_start_idx, kv_start_idx=kv_start_idx)
     dpse = torch.empty(0, dtype=grads.dq.dtype) if pse is None else torch.zeros_like(pse)
     return grads.dq, grads.dk, grads.dv, dpse
+
+
+def npu_fusion_attention_v2(query, key, value, head_num, input_layout, *, pse=None, padding_mask=None, atten_mask=None,
+                            scale=1., keep_prob=1., pre_tokens=2147483647, next_tokens=2147483647, inner_precise=0,
+                            prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
+                            gen_mask_parallel=True, sync=False, pse_type=1, q_start_idx=None, kv_start_idx=None):
+    """npu_fusion_attention's v2 form (keywords pre_tokens / next_tokens, plus pse_type 0..3 and the q_start_idx /
+    kv_start_idx of the generated ALiBi bias: aclnnFlashAttentionScoreV2 / VarLenScoreV2). Same returns."""
+    return npu_fusion_attention(query, key, value, head_num, input_layout, pse, padding_mask, atten_mask, scale,
+                                keep_prob, pre_tokens, next_tokens, inner_precise, prefix, actual_seq_qlen,
+                                actual_seq_kvlen, sparse_mode, gen_mask_parallel, sync, pse_type=pse_type,
+                                q_start_idx=q_start_idx, kv_start_idx=kv_start_idx)
+
+
+def npu_fusion_attention_grad_v2(query, key, value, dy, head_num, input_layout, *, pse=None, padding_mask=None,
+                                 atten_mask=None, softmax_max=None, softmax_sum=None, softmax_in=None,
+                                 attention_in=None, scale_value=1., keep_prob=1., pre_tokens=2147483647,
+                                 next_tokens=2147483647, inner_precise=0, seed=0, offset=0, numels=0, prefix=None,
+                                 actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True,
+                                 sync=False, pse_type=1, q_start_idx=None, kv_start_idx=None, **fp8):
+    """npu_fusion_attention_grad's v2 form (pre_tokens / next_tokens, pse_type, q_start_idx, kv_start_idx; the FP8
+    keywords of npu_fusion_attention_grad pass through). Returns (dq, dk, dv, dpse)."""
+    return npu_fusion_attention_grad(query, key, value, dy, head_num, input_layout, pse=pse, padding_mask=padding_mask,
+                                     atten_mask=atten_mask, softmax_max=softmax_max, softmax_sum=softmax_sum,
+                                     softmax_in=softmax_in, attention_in=attention_in, scale_value=scale_value,
+                                     keep_prob=keep_prob, pre_tockens=pre_tokens, next_tockens=next_tokens,
+                                     inner_precise=inner_precise, seed=seed, offset=offset, numels=numels,
+                                     prefix=prefix, actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
+                                     sparse_mode=sparse_mode, gen_mask_parallel=gen_mask_parallel, sync=sync,
+                                     pse_type=pse_type, q_start_idx=q_start_idx, kv_start_idx=kv_start_idx, **fp8)

@@ -270,6 +270,27 @@ def test_torch_npu_names_round_trip():
     assert torch.equal(ours, out) and torch.equal(q.grad, grads[0]) and torch.equal(v.grad, grads[2])
 
 
+def test_torch_npu_v2_names_carry_pse_type_and_start_indices():
+    """npu_fusion_attention_v2 / npu_fusion_attention_grad_v2: pre_tokens / next_tokens, pse_type 2 (ALiBi slopes)
+    with q_start_idx / kv_start_idx give gradkit.flash_attention's values with the same options."""
+    p = Problem("BNSD", torch.float32, seed=11, s1=24, s2=24)  # generated biases need S1 == S2
+    slopes = torch.tensor([0.25, 0.125, 0.5, 0.0625], dtype=torch.float32)[:p.n1]
+    options = dict(pse=slopes, pse_type=2, q_start_idx=[3], kv_start_idx=[1])
+    out, m, s, _, _, _, _ = gradkit.torch_npu.npu_fusion_attention_v2(
+        p.q, p.k, p.v, p.n1, "BNSD", scale=p.scale, pre_tokens=2147483647, next_tokens=2147483647, **options)
+    dy = torch.rand(out.shape, generator=p.gen)
+    dq, dk, dv, _ = gradkit.torch_npu.npu_fusion_attention_grad_v2(
+        p.q, p.k, p.v, dy, p.n1, "BNSD", softmax_max=m, softmax_sum=s, attention_in=out, scale_value=p.scale,
+        **options)
+    q, k, v = p.leaves()
+    ours = gradkit.flash_attention(q, k, v, p.n1, "BNSD", scale=p.scale, **options)
+    ours.backward(dy)
+    assert torch.equal(ours, out) and torch.equal(q.grad, dq) and torch.equal(k.grad, dk) and torch.equal(v.grad, dv)
+    # The bias is really applied: without it the output differs.
+    plain = gradkit.torch_npu.npu_fusion_attention_v2(p.q, p.k, p.v, p.n1, "BNSD", scale=p.scale)[0]
+    assert not torch.equal(plain, out)
+
+
 def test_autograd_attributes_strides_and_errors():
     assert gradkit.flash_attention.Function is gradkit.autograd.FlashAttentionFunction
     assert gradkit.flash_attention.forward_op is gradkit.ops.flash_attention_score
