@@ -39,14 +39,14 @@ kernels::FaProblem runProblem(const FaPlanCommon& plan, void* memory) {
 }  // namespace
 
 bool flashAttentionNothingToCompute(const FaArgs& args) {
-  const FaPlanSizes sizes = faPlanSizesOf(faCallOf(args));
-  return sizes.batch == 0 || sizes.n1 == 0 || sizes.s1 == 0;
+  const FaSizes sizes = faPlanSizesOf(faCallOf(args));
+  return sizes.b == 0 || sizes.n1 == 0 || sizes.s1 == 0;
 }
 
 FaPlan planFlashAttention(const FaArgs& args) {
   FaPlan plan;
   const FaCall call = faCallOf(args);
-  const FaPlanSizes sizes = faPlanSizesOf(call);
+  const FaSizes sizes = faPlanSizesOf(call);
   planCommon(call, *args.softmaxMaxOut, *args.softmaxSumOut, plan);
   plan.io.q = faViewOf(*call.query, call.layout, sizes.d);
   plan.io.k = faViewOf(*call.key, call.layout, sizes.d);
@@ -72,7 +72,7 @@ aclnnStatus FaPlan::run(void* memory) const {
 FagPlan planFlashAttentionGrad(const FagArgs& args) {
   FagPlan plan;
   const FaCall call = faCallOf(args);
-  const FaPlanSizes sizes = faPlanSizesOf(call);
+  const FaSizes sizes = faPlanSizesOf(call);
   planCommon(call, *args.softmaxMax, *args.softmaxSum, plan);
   plan.io.q = faViewOf(*call.query, call.layout, sizes.d);
   plan.io.k = faViewOf(*call.key, call.layout, sizes.d);

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
+#include "base/error.h"
 #include "opapi/tensor.h"
 
 namespace gradkit::ops {
@@ -23,10 +25,35 @@ int64_t firstValue(const aclIntArray* array) {
 
 int64_t roundUp16(int64_t n) { return (n + 15) / 16 * 16; }
 
+/** The checks' view of the arguments the sizes come from. */
+FaCommonView sizesView(const FaCall& call) {
+  FaCommonView view;
+  view.api = call.api;
+  view.entry = call.entry;
+  view.inputLayout = call.inputLayout;
+  view.query = call.query;
+  view.key = call.key;
+  view.value = call.value;
+  view.actualSeqQLen = call.actualSeqQLen;
+  view.actualSeqKvLen = call.actualSeqKvLen;
+  view.headNum = call.headNum;
+  return view;
+}
+
+/** A rule of a checked call: its failure means the check missed it. */
+void mustHold(aclnnStatus status, const FaCall& call) {
+  if (status != ACLNN_SUCCESS) {
+    throw std::logic_error(std::string(call.api) +
+                           ": a rule the check should have enforced failed: " + takeRecentErrors());
+  }
+}
+
 template <class Args>
 FaCall commonCall(const Args& args) {
   FaCall call;
-  call.layout = faLayoutOf(args.inputLayout);
+  call.api = args.api;
+  call.entry = args.entry;
+  call.inputLayout = args.inputLayout;
   call.query = args.query;
   call.queryRope = args.queryRope;
   call.key = args.key;
@@ -55,26 +82,8 @@ FaCall commonCall(const Args& args) {
   call.keyRope = present(call.keyRope);
   call.dropMask = present(call.dropMask);
   call.attenMask = present(call.attenMask);
+  mustHold(parseFaLayout(sizesView(call), &call.layout), call);
   return call;
-}
-
-/** Per-batch rows of a padded layout, or of TND's cumulative end offsets (trailing zeros: batches not computed). */
-std::vector<std::pair<int64_t, int64_t>> rowRanges(const aclIntArray* cumulative, int64_t batch, int64_t rows) {
-  std::vector<std::pair<int64_t, int64_t>> ranges;  // (first, count)
-  if (cumulative == nullptr) {
-    ranges.assign(static_cast<size_t>(batch), {0, rows});
-    return ranges;
-  }
-  int64_t end = 0;
-  for (int64_t value : cumulative->values) {
-    if (value >= end) {
-      ranges.emplace_back(end, value - end);
-      end = value;
-    } else {
-      ranges.emplace_back(end, 0);
-    }
-  }
-  return ranges;
 }
 
 /** The band and prefix of one batch for the sparse mode (spec 2.7, 2.8); d0 = s2 - s1 (bottom-right origin). */
@@ -133,7 +142,7 @@ FaView maskView(const aclTensor& mask) {
   return view;
 }
 
-void setPse(const FaCall& call, const FaPlanSizes& sizes, FaProblem& problem) {
+void setPse(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
   kernels::FaPse& pse = problem.pse;
   if (call.pse == nullptr || call.pse->dim() == 0) return;
   const aclTensor& t = *call.pse;
@@ -175,7 +184,7 @@ void setPse(const FaCall& call, const FaPlanSizes& sizes, FaProblem& problem) {
   }
 }
 
-void setDropout(const FaCall& call, const FaPlanSizes& sizes, const uint8_t* dropBits, FaProblem& problem) {
+void setDropout(const FaCall& call, const FaSizes& sizes, const uint8_t* dropBits, FaProblem& problem) {
   kernels::FaDropout& dropout = problem.dropout;
   const auto keep = static_cast<float>(call.keepProb);
   if (keep >= 1.0f) return;
@@ -201,7 +210,7 @@ void setDropout(const FaCall& call, const FaPlanSizes& sizes, const uint8_t* dro
   }
 }
 
-void setStatistics(const FaCall& call, const FaPlanSizes& sizes, FaProblem& problem) {
+void setStatistics(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
   const int64_t lanes = 8;
   for (size_t b = 0; b < problem.batches.size(); ++b) {
     FaBatch& batch = problem.batches[b];
@@ -223,15 +232,6 @@ void setStatistics(const FaCall& call, const FaPlanSizes& sizes, FaProblem& prob
 
 }  // namespace
 
-FaLayout faLayoutOf(const char* inputLayout) {
-  const std::string name = inputLayout != nullptr ? inputLayout : "";
-  if (name == "BSND") return FaLayout::BSND;
-  if (name == "BSH") return FaLayout::BSH;
-  if (name == "SBH") return FaLayout::SBH;
-  if (name == "TND") return FaLayout::TND;
-  return FaLayout::BNSD;
-}
-
 FaCall faCallOf(const FaArgs& args) {
   FaCall call = commonCall(args);
   call.pse = args.realShift != nullptr && args.realShift->dim() > 0 ? args.realShift : nullptr;
@@ -246,44 +246,15 @@ FaCall faCallOf(const FagArgs& args) {
   return call;
 }
 
-FaPlanSizes faPlanSizesOf(const FaCall& call) {
-  const aclTensor& q = *call.query;
-  const aclTensor& k = *call.key;
-  const aclTensor& v = *call.value;
-  FaPlanSizes sizes;
-  sizes.n1 = call.headNum;
-  const auto last = [](const aclTensor& t) { return t.viewDims.back(); };
-  switch (call.layout) {
-    case FaLayout::BNSD:
-      sizes = {q.viewDims[0], q.viewDims[1], k.viewDims[1], q.viewDims[2], k.viewDims[2], last(q), last(v), 0};
-      break;
-    case FaLayout::BSND:
-      sizes = {q.viewDims[0], q.viewDims[2], k.viewDims[2], q.viewDims[1], k.viewDims[1], last(q), last(v), 0};
-      break;
-    case FaLayout::BSH:
-    case FaLayout::SBH: {
-      const bool bsh = call.layout == FaLayout::BSH;
-      sizes.batch = bsh ? q.viewDims[0] : q.viewDims[1];
-      sizes.s1 = bsh ? q.viewDims[1] : q.viewDims[0];
-      sizes.s2 = bsh ? k.viewDims[1] : k.viewDims[0];
-      sizes.d = call.headNum > 0 ? last(q) / call.headNum : 0;
-      sizes.n2 = sizes.d > 0 ? last(k) / sizes.d : 0;
-      sizes.dv = sizes.n2 > 0 ? last(v) / sizes.n2 : 0;
-      break;
-    }
-    case FaLayout::TND: {
-      const int64_t batches =
-          call.actualSeqQLen != nullptr ? static_cast<int64_t>(call.actualSeqQLen->values.size()) : 0;
-      sizes = {batches, q.viewDims[1], k.viewDims[1], 0, 0, last(q), last(v), 0};
-      for (const auto& [first, count] : rowRanges(call.actualSeqQLen, 0, 0)) sizes.s1 = std::max(sizes.s1, count);
-      for (const auto& [first, count] : rowRanges(call.actualSeqKvLen, 0, 0)) sizes.s2 = std::max(sizes.s2, count);
-      break;
-    }
-  }
+FaSizes faPlanSizesOf(const FaCall& call) {
+  const FaCommonView view = sizesView(call);
+  FaSizes sizes;
+  mustHold(deriveFaSizes(view, call.layout, &sizes), call);
+  mustHold(checkFaSequenceArrays(view, &sizes), call);
   if (call.queryRope != nullptr) {
-    const aclTensor& r = *call.queryRope;
+    const int64_t last = call.queryRope->viewDims.back();
     const bool packedHeads = call.layout == FaLayout::BSH || call.layout == FaLayout::SBH;
-    sizes.dRope = packedHeads ? (sizes.n1 > 0 ? last(r) / sizes.n1 : 0) : last(r);
+    sizes.dRope = packedHeads ? last / sizes.n1 : last;
   }
   return sizes;
 }
@@ -314,7 +285,7 @@ FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim) {
 }
 
 FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
-  const FaPlanSizes sizes = faPlanSizesOf(call);
+  const FaSizes sizes = faPlanSizesOf(call);
   FaProblem problem;
   problem.n1 = sizes.n1;
   problem.n2 = sizes.n2;
@@ -323,16 +294,16 @@ FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
   problem.dv = sizes.dv;
   problem.scale = static_cast<float>(call.scaleValue);
 
-  const auto qRows = rowRanges(call.actualSeqQLen, sizes.batch, sizes.s1);
-  const auto kvRows = rowRanges(call.actualSeqKvLen, sizes.batch, sizes.s2);
-  problem.batches.resize(qRows.size());
-  for (size_t b = 0; b < qRows.size(); ++b) {
+  // Padded: every batch has S1 / S2 rows from row 0; TND: the lengths, each batch starting where the last ended.
+  problem.batches.resize(static_cast<size_t>(sizes.b));
+  int64_t qEnd = 0, kvEnd = 0;
+  for (size_t b = 0; b < problem.batches.size(); ++b) {
     FaBatch& batch = problem.batches[b];
-    batch.qFirst = qRows[b].first;
-    batch.s1 = qRows[b].second;
-    if (b < kvRows.size()) {
-      batch.kvFirst = kvRows[b].first;
-      batch.s2 = kvRows[b].second;
+    if (sizes.tnd()) {
+      batch.qFirst = qEnd, batch.s1 = sizes.seqQ[b], qEnd += batch.s1;
+      batch.kvFirst = kvEnd, batch.s2 = sizes.seqKv[b], kvEnd += batch.s2;
+    } else {
+      batch.s1 = sizes.s1, batch.s2 = sizes.s2;
     }
   }
 

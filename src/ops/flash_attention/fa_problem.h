@@ -16,6 +16,9 @@ namespace gradkit::ops {
 
 /** The arguments both directions share, taken from FaArgs or FagArgs. */
 struct FaCall {
+  const char* api = "";  // the entry point (messages of a rule the check should have caught)
+  FaEntry entry = FaEntry::Padded;
+  const char* inputLayout = nullptr;
   FaLayout layout = FaLayout::BNSD;
   const aclTensor* query = nullptr;
   const aclTensor* queryRope = nullptr;
@@ -41,14 +44,11 @@ struct FaCall {
 FaCall faCallOf(const FaArgs& args);
 FaCall faCallOf(const FagArgs& args);
 
-/** The layout named by inputLayout (checked already). */
-FaLayout faLayoutOf(const char* inputLayout);
-
-/** The sizes every layout implies (spec 2.5). */
-struct FaPlanSizes {
-  int64_t batch = 0, n1 = 0, n2 = 0, s1 = 0, s2 = 0, d = 0, dv = 0, dRope = 0;
-};
-FaPlanSizes faPlanSizesOf(const FaCall& call);
+/**
+ * The sizes of a checked call, derived by the checks' own rules (fa_check_common.h: layout, dims, TND lengths) plus
+ * the rope head dim. Throws std::logic_error if a rule fails: the check let through a call it should have rejected.
+ */
+FaSizes faPlanSizesOf(const FaCall& call);
 
 /** A tensor of `call`'s layout with head dim `headDim`, as [batch][head][row][col]. */
 kernels::FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim);
