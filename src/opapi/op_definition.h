@@ -49,19 +49,19 @@ aclnnStatus planAndCreateExecutor(const OpDefinition<Args, Plan>& op, const Args
   if (status != ACLNN_SUCCESS) return status;
 
   std::shared_ptr<const Plan> plan;
-  if (!op.nothingToCompute(args)) {
-    try {
+  try {  // deciding whether there is work is planning too: it may throw like the plan
+    if (!op.nothingToCompute(args)) {
       if (rt::allocationFailureInjected(rt::FaultSite::Planning)) throw std::bad_alloc();  // tests only
       plan = std::make_shared<const Plan>(op.plan(args));
-    } catch (const std::bad_alloc&) {
-      return failText(ACLNN_ERR_INNER, op.api, "out of host memory while planning");
-    } catch (const std::exception& error) {
-      return failText(ACLNN_ERR_INNER, op.api, std::string("planning failed: ") + error.what());
     }
-    if (plan->workspace.overflowed()) {
-      return failText(ACLNN_ERR_PARAM_INVALID, op.api,
-                      "the workspace this call needs does not fit in a 64-bit byte count (tensors too large)");
-    }
+  } catch (const std::bad_alloc&) {
+    return failText(ACLNN_ERR_INNER, op.api, "out of host memory while planning");
+  } catch (const std::exception& error) {
+    return failText(ACLNN_ERR_INNER, op.api, std::string("planning failed: ") + error.what());
+  }
+  if (plan && plan->workspace.overflowed()) {
+    return failText(ACLNN_ERR_PARAM_INVALID, op.api,
+                    "the workspace this call needs does not fit in a 64-bit byte count (tensors too large)");
   }
   const uint64_t bytes = plan ? plan->workspace.totalBytes() : 0;
   ExecutorBody body;
