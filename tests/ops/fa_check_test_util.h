@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -341,4 +342,30 @@ class FaFwdCall : public FaCallBase {
   const aclTensor *softmaxMaxOut = nullptr, *softmaxSumOut = nullptr, *softmaxOutOut = nullptr, *attentionOut = nullptr;
 };
 
+/**
+ * The fixture of the forward and backward check tests: the Ascend950 profile, the default (BNSD) call built, the
+ * recent error cleared. `Call` is FaFwdCall or FagCall; fails() calls kDefault (the V2 entry point) unless told.
+ */
+template <class Call, class Entry, Entry kDefault>
+class FaChecksFixture : public ::testing::Test {
+ public:
+  void SetUp() override {
+    soc_.emplace("Ascend950");
+    c.build(FaShape{});
+    recentError();
+  }
+  static FaShape tnd() {
+    FaShape s;
+    s.layout = "TND";
+    return s;
+  }
+  Outcome fails(Entry e = kDefault) { return c.call(e); }
+
+  std::optional<ScopedSoc> soc_;
+  Call c;
+};
+
 }  // namespace gradkit::test::fa
+
+/** Expects `outcome` to carry status `code` and a message containing every one of the following strings. */
+#define EXPECT_FAILS(outcome, code, ...) EXPECT_TRUE(failsWith(outcome, code, {__VA_ARGS__}))

@@ -18,25 +18,7 @@ constexpr FwdEntry kPaddedEntries[] = {FwdEntry::Score, FwdEntry::ScoreV2, FwdEn
 constexpr FwdEntry kTndEntries[] = {FwdEntry::VarLen,   FwdEntry::VarLenV2, FwdEntry::VarLenV3,   FwdEntry::VarLenV4,
                                     FwdEntry::VarLenV5, FwdEntry::ScoreV4,  FwdEntry::VarLenV5Max};
 
-class FaChecks : public ::testing::Test {
- public:
-  void SetUp() override {
-    soc_.emplace("Ascend950");
-    c.build(FaShape{});
-    recentError();
-  }
-  FaShape tnd() const {
-    FaShape s;
-    s.layout = "TND";
-    return s;
-  }
-  Outcome fails(FwdEntry e = FwdEntry::ScoreV2) { return c.call(e); }
-
-  std::optional<ScopedSoc> soc_;
-  FaFwdCall c;
-};
-
-#define EXPECT_FAILS(outcome, code, ...) EXPECT_TRUE(failsWith(outcome, code, {__VA_ARGS__}))
+class FaChecks : public FaChecksFixture<FaFwdCall, FwdEntry, FwdEntry::ScoreV2> {};
 
 TEST_F(FaChecks, ValidCallsPassInEveryPaddedLayoutAndDtypeThroughEveryPaddedEntryPoint) {
   for (const char* layout : {"BNSD", "BSND", "BSH", "SBH"}) {

@@ -19,25 +19,7 @@ constexpr GradEntry kPaddedEntries[] = {GradEntry::Grad, GradEntry::GradV2, Grad
 constexpr GradEntry kTndEntries[] = {GradEntry::Unpad,   GradEntry::UnpadV2, GradEntry::UnpadV3,
                                      GradEntry::UnpadV4, GradEntry::UnpadV5, GradEntry::GradV4};
 
-class FagChecks : public ::testing::Test {
- public:
-  void SetUp() override {
-    soc_.emplace("Ascend950");
-    c.build(FaShape{});
-    recentError();
-  }
-  FaShape tnd() const {
-    FaShape s;
-    s.layout = "TND";
-    return s;
-  }
-  Outcome fails(GradEntry e = GradEntry::GradV2) { return c.call(e); }
-
-  std::optional<ScopedSoc> soc_;
-  FagCall c;
-};
-
-#define EXPECT_FAILS(outcome, code, ...) EXPECT_TRUE(failsWith(outcome, code, {__VA_ARGS__}))
+class FagChecks : public FaChecksFixture<FagCall, GradEntry, GradEntry::GradV2> {};
 
 TEST_F(FagChecks, ValidCallsPassInEveryPaddedLayoutAndDtypeThroughEveryPaddedEntryPoint) {
   for (const char* layout : {"BNSD", "BSND", "BSH", "SBH"}) {
