@@ -9,12 +9,11 @@
 // within 64 MiB or one dq), every task writes its own memory, so the bits never depend on the thread count; workers
 // take tasks from a shared counter. Extra memory: per worker the tiles, plus D and the dQ accumulators.
 #include <algorithm>
-#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <vector>
 
-#include "core/parallel.h"
+#include "ops/flash_attention/kernels/fa_backward_tasks.h"
 #include "ops/flash_attention/kernels/fa_kernel.h"
 #include "ops/flash_attention/kernels/fa_run.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
@@ -23,11 +22,6 @@ namespace gradkit::kernels {
 namespace {
 
 constexpr int64_t kRows = kFaBackwardRows, kCols = kFaBackwardCols;
-
-/** Tasks wanted from pass B: batches x kv heads x key chunks reach this when the keys allow. */
-constexpr int64_t kTargetTasks = 8;
-/** A batch splits its keys into more than one chunk only while its chunks' dQ accumulators stay within this. */
-constexpr int64_t kChunkAccumulatorBytes = int64_t{64} << 20;
 
 /** One worker's buffers. */
 struct BackwardSlot {
@@ -87,72 +81,27 @@ BackwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
   return slot;
 }
 
-/** Where pass B's accumulators and pass A's D live, per batch; and the pass B tasks. */
-struct Layout {
-  std::vector<int64_t> chunks;    // per batch: key chunks (0 when s2 == 0)
-  std::vector<int64_t> dqOffset;  // per batch: floats into the dQ accumulators, [chunk][n1][s1][dq]
-  std::vector<int64_t> dOffset;   // per batch: floats into D, [n1][s1]
-  int64_t dqFloats = 0, dFloats = 0;
+/** The shared chunk layout (fa_backward_tasks.h) and the bytes of one worker's slot. */
+struct Layout : FaChunkLayout {
   size_t slotBytes = 0;
 };
 
-int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
-
 Layout layoutOf(const FaProblem& p) {
-  const Dims d = dimsOf(p);
-  Layout layout;
-  int64_t active = 0;
-  for (const FaBatch& batch : p.batches) active += batch.s2 > 0 ? 1 : 0;
-  const int64_t wanted = ceilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
-  for (const FaBatch& batch : p.batches) {
-    const int64_t keyBlocks = ceilDiv(batch.s2, kCols);
-    const int64_t chunkBytes = std::max<int64_t>(1, p.n1 * batch.s1 * d.dq * static_cast<int64_t>(sizeof(float)));
-    const int64_t chunks = std::min({keyBlocks, wanted, std::max<int64_t>(1, kChunkAccumulatorBytes / chunkBytes)});
-    layout.chunks.push_back(chunks);
-    layout.dqOffset.push_back(layout.dqFloats);
-    layout.dOffset.push_back(layout.dFloats);
-    layout.dqFloats += chunks * p.n1 * batch.s1 * d.dq;
-    layout.dFloats += p.n1 * batch.s1;
-  }
+  Layout layout{faChunkLayout(p, kCols, dimsOf(p).dq)};
   FaArena counter(nullptr);
   carveSlot(p, counter);
   layout.slotBytes = counter.used();
   return layout;
 }
 
-size_t scratchBytesOf(const Layout& layout, int threads) {
-  FaArena counter(nullptr);
-  counter.take<float>(layout.dFloats);
-  counter.take<float>(layout.dqFloats);
-  return counter.used() + layout.slotBytes * static_cast<size_t>(std::max(1, threads));
-}
-
-/** Runs fn(task, slot) for tasks [0, count) on up to `threads` workers, each with its own slot. */
 template <class Fn>
-void runTasks(const FaProblem& p, char* slots, size_t slotBytes, int threads, int64_t count, const Fn& fn) {
-  std::atomic<int64_t> next{0};
-  parallelFor(std::max(1, threads), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t w = begin; w < end; ++w) {
-      FaArena arena(slots + static_cast<size_t>(w) * slotBytes);
-      const BackwardSlot slot = carveSlot(p, arena);
-      for (int64_t t = next.fetch_add(1); t < count; t = next.fetch_add(1)) fn(t, slot);
-    }
-  });
+void runTasks(const FaProblem& p, const Layout& layout, char* slots, int threads, int64_t count, const Fn& fn) {
+  faRunTasks(
+      slots, layout.slotBytes, threads, count, [&p](FaArena& arena) { return carveSlot(p, arena); }, fn);
 }
 
-struct RowTask {
-  int64_t b, n1, r0;
-};
-
-std::vector<RowTask> rowTasks(const FaProblem& p) {
-  std::vector<RowTask> tasks;
-  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
-    for (int64_t n1 = 0; n1 < p.n1; ++n1) {
-      for (int64_t r0 = 0; r0 < p.batches[static_cast<size_t>(b)].s1; r0 += kRows) tasks.push_back({b, n1, r0});
-    }
-  }
-  return tasks;
-}
+using RowTask = FaRowTask;
+using ChunkTask = FaChunkTask;
 
 void storeWithRope(const float* src, const FaView& main, const FaView& rope, int64_t dRope, int64_t d, int64_t b,
                    int64_t head, int64_t row0, int64_t rows) {
@@ -180,11 +129,6 @@ void rowDots(const FaBackwardIo& io, const FaBatch& batch, const RowTask& task, 
   }
 }
 
-struct ChunkTask {
-  int64_t b, n2, chunk;
-  int64_t cost;  // query rows x key blocks the band leaves it (for the order only)
-};
-
 class Backward {
  public:
   Backward(const FaProblem& p, const FaBackwardIo& io, const FaKernelTable& kernels, const Layout& layout,
@@ -195,8 +139,8 @@ class Backward {
   void chunk(const ChunkTask& task, const BackwardSlot& slot) const {
     const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
     const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
-    const int64_t keyBlocks = ceilDiv(batch.s2, kCols);
-    const int64_t firstBlock = task.chunk * keyBlocks / chunks, endBlock = (task.chunk + 1) * keyBlocks / chunks;
+    int64_t firstBlock = 0, endBlock = 0;
+    faChunkBlocks(faCeilDiv(batch.s2, kCols), chunks, task.chunk, &firstBlock, &endBlock);
     float* dq = dqAccumulator(task.b, task.chunk, task.n2 * dims_.group);
     std::fill(dq, dq + dims_.group * batch.s1 * dims_.dq, 0.0f);
     for (int64_t block = firstBlock; block < endBlock; ++block) keyBlock(task, batch, block * kCols, slot);
@@ -371,38 +315,20 @@ void faBackwardWith(const FaProblem& p, const FaBackwardIo& io, void* scratch, i
   char* slots = static_cast<char*>(scratch) + arena.used();
   const Backward backward(p, io, kernels, layout, dBuffer, dqBuffer);
 
-  const std::vector<RowTask> rows = rowTasks(p);
+  const std::vector<RowTask> rows = faRowTasks(p, kRows);
   const auto rowCount = static_cast<int64_t>(rows.size());
-  runTasks(p, slots, layout.slotBytes, threads, rowCount, [&](int64_t t, const BackwardSlot& slot) {
+  runTasks(p, layout, slots, threads, rowCount, [&](int64_t t, const BackwardSlot& slot) {
     const RowTask& task = rows[static_cast<size_t>(t)];
     const FaBatch& batch = p.batches[static_cast<size_t>(task.b)];
     float* d = dBuffer + layout.dOffset[static_cast<size_t>(task.b)] + task.n1 * batch.s1;
     rowDots(io, batch, task, p.dv, d, slot);
   });
 
-  std::vector<ChunkTask> chunks;
-  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
-    for (int64_t n2 = 0; n2 < p.n2; ++n2) {
-      const FaBatch& batch = p.batches[static_cast<size_t>(b)];
-      const int64_t count = layout.chunks[static_cast<size_t>(b)], keyBlocks = ceilDiv(batch.s2, kCols);
-      for (int64_t c = 0; c < count; ++c) {
-        int64_t cost = 0;
-        for (int64_t block = c * keyBlocks / count; block < (c + 1) * keyBlocks / count; ++block) {
-          int64_t first = 0, last = 0;
-          faBandRows(p, batch, block * kCols, std::min(batch.s2, (block + 1) * kCols), &first, &last);
-          cost += last - first;
-        }
-        chunks.push_back({b, n2, c, cost});
-      }
-    }
-  }
-  // Costliest first, so that no worker starts a long task at the end (who runs a task never changes its bits).
-  std::stable_sort(chunks.begin(), chunks.end(),
-                   [](const ChunkTask& x, const ChunkTask& y) { return x.cost > y.cost; });
-  runTasks(p, slots, layout.slotBytes, threads, static_cast<int64_t>(chunks.size()),
+  const std::vector<ChunkTask> chunks = faChunkTasks(p, layout, kCols);
+  runTasks(p, layout, slots, threads, static_cast<int64_t>(chunks.size()),
            [&](int64_t t, const BackwardSlot& slot) { backward.chunk(chunks[static_cast<size_t>(t)], slot); });
 
-  runTasks(p, slots, layout.slotBytes, threads, rowCount,
+  runTasks(p, layout, slots, threads, rowCount,
            [&](int64_t t, const BackwardSlot&) { backward.finishQueries(rows[static_cast<size_t>(t)]); });
 }
 
@@ -412,7 +338,8 @@ void faBackward(const FaProblem& problem, const FaBackwardIo& io, void* scratch,
 
 size_t faBackwardScratchBytes(const FaProblem& problem, int threads) {
   if (problem.n1 <= 0 || problem.n2 <= 0) return 0;
-  return scratchBytesOf(layoutOf(problem), threads);
+  const Layout layout = layoutOf(problem);
+  return faBackwardScratchBytesOf(layout, layout.slotBytes, threads);
 }
 
 }  // namespace gradkit::kernels

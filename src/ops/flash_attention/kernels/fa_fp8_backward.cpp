@@ -13,13 +13,12 @@
 // The fp8 codes are widened exactly to fp32 and multiplied by TileGemm (fp32 accumulation; fp8 x fp8 products are
 // exact). Tasks depend on the shape only and write their own memory: the bits never depend on the thread count.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <vector>
 
 #include "core/fp8.h"
-#include "core/parallel.h"
 #include "core/tile_gemm.h"
+#include "ops/flash_attention/kernels/fa_backward_tasks.h"
 #include "ops/flash_attention/kernels/fa_kernel.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
@@ -29,11 +28,6 @@ namespace {
 
 constexpr int64_t kBlock = kFaFp8BlockRows;
 constexpr double kDsEpsilon = 1e-8;  // dS blocks whose max |dS| is below this get scale 0 (spec 5.9)
-constexpr int64_t kTargetTasks = 8;
-constexpr int64_t kChunkAccumulatorBytes = int64_t{64} << 20;
-
-int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
-
 /** One worker's tiles (row-major, leading dim = their width). */
 struct Slot {
   float* q = nullptr;     // [B][d]
@@ -104,28 +98,13 @@ Slot carveSlot(const FaProblem& p, FaArena& arena) {
   return slot;
 }
 
-/** Per batch: key chunks, where its dQ accumulators and Drow live. */
-struct Layout {
-  std::vector<int64_t> chunks, dqOffset, dOffset;
-  int64_t dqFloats = 0, dFloats = 0;
+/** The shared chunk layout (fa_backward_tasks.h) and the bytes of one worker's slot. */
+struct Layout : FaChunkLayout {
   size_t slotBytes = 0;
 };
 
 Layout layoutOf(const FaProblem& p) {
-  Layout layout;
-  int64_t active = 0;
-  for (const FaBatch& batch : p.batches) active += batch.s2 > 0 ? 1 : 0;
-  const int64_t wanted = ceilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
-  for (const FaBatch& batch : p.batches) {
-    const int64_t keyBlocks = ceilDiv(batch.s2, kBlock);
-    const int64_t chunkBytes = std::max<int64_t>(1, p.n1 * batch.s1 * p.d * static_cast<int64_t>(sizeof(float)));
-    const int64_t chunks = std::min({keyBlocks, wanted, std::max<int64_t>(1, kChunkAccumulatorBytes / chunkBytes)});
-    layout.chunks.push_back(chunks);
-    layout.dqOffset.push_back(layout.dqFloats);
-    layout.dOffset.push_back(layout.dFloats);
-    layout.dqFloats += chunks * p.n1 * batch.s1 * p.d;
-    layout.dFloats += p.n1 * batch.s1;
-  }
+  Layout layout{faChunkLayout(p, kBlock, p.d)};
   FaArena counter(nullptr);
   carveSlot(p, counter);
   layout.slotBytes = counter.used();
@@ -133,15 +112,9 @@ Layout layoutOf(const FaProblem& p) {
 }
 
 template <class Fn>
-void runTasks(const FaProblem& p, char* slots, size_t slotBytes, int threads, int64_t count, const Fn& fn) {
-  std::atomic<int64_t> next{0};
-  parallelFor(std::max(1, threads), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t w = begin; w < end; ++w) {
-      FaArena arena(slots + static_cast<size_t>(w) * slotBytes);
-      const Slot slot = carveSlot(p, arena);
-      for (int64_t t = next.fetch_add(1); t < count; t = next.fetch_add(1)) fn(t, slot);
-    }
-  });
+void runTasks(const FaProblem& p, const Layout& layout, char* slots, int threads, int64_t count, const Fn& fn) {
+  faRunTasks(
+      slots, layout.slotBytes, threads, count, [&p](FaArena& arena) { return carveSlot(p, arena); }, fn);
 }
 
 /** Rows [row0, row0 + rows) of (b, head) of an fp8 view, columns [0, cols), decoded into dst (leading dim cols). */
@@ -164,14 +137,8 @@ float scaleAt(const FaView& view, int64_t b, int64_t head, int64_t blk) {
   return static_cast<const float*>(view.data)[b * view.strideBatch + head * view.strideHead + blk * view.strideRow];
 }
 
-struct RowTask {
-  int64_t b, n1, r0;
-};
-
-struct ChunkTask {
-  int64_t b, n2, chunk;
-  int64_t cost;
-};
+using RowTask = FaRowTask;
+using ChunkTask = FaChunkTask;
 
 class Fp8Backward {
  public:
@@ -206,11 +173,11 @@ class Fp8Backward {
   void chunk(const ChunkTask& task, const Slot& slot) const {
     const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
     const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
-    const int64_t keyBlocks = ceilDiv(batch.s2, kBlock);
     const int64_t group = p_.n1 / p_.n2;
     float* dq = dqAccumulator(task.b, task.chunk, task.n2 * group);
     std::fill(dq, dq + group * batch.s1 * p_.d, 0.0f);
-    const int64_t first = task.chunk * keyBlocks / chunks, end = (task.chunk + 1) * keyBlocks / chunks;
+    int64_t first = 0, end = 0;
+    faChunkBlocks(faCeilDiv(batch.s2, kBlock), chunks, task.chunk, &first, &end);
     for (int64_t block = first; block < end; ++block) keyBlock(task, batch, block, slot);
   }
 
@@ -335,36 +302,6 @@ class Fp8Backward {
   const float* table_ = nullptr;
 };
 
-std::vector<RowTask> rowTasks(const FaProblem& p) {
-  std::vector<RowTask> tasks;
-  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b)
-    for (int64_t n1 = 0; n1 < p.n1; ++n1)
-      for (int64_t r0 = 0; r0 < p.batches[static_cast<size_t>(b)].s1; r0 += kBlock) tasks.push_back({b, n1, r0});
-  return tasks;
-}
-
-std::vector<ChunkTask> chunkTasks(const FaProblem& p, const Layout& layout) {
-  std::vector<ChunkTask> tasks;
-  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
-    const FaBatch& batch = p.batches[static_cast<size_t>(b)];
-    const int64_t count = layout.chunks[static_cast<size_t>(b)], keyBlocks = ceilDiv(batch.s2, kBlock);
-    for (int64_t n2 = 0; n2 < p.n2; ++n2) {
-      for (int64_t c = 0; c < count; ++c) {
-        int64_t cost = 0;
-        for (int64_t block = c * keyBlocks / count; block < (c + 1) * keyBlocks / count; ++block) {
-          int64_t first = 0, last = 0;
-          faBandRows(p, batch, block * kBlock, std::min(batch.s2, (block + 1) * kBlock), &first, &last);
-          cost += last - first;
-        }
-        tasks.push_back({b, n2, c, cost});
-      }
-    }
-  }
-  // Costliest first (who runs a task never changes its bits).
-  std::stable_sort(tasks.begin(), tasks.end(), [](const ChunkTask& x, const ChunkTask& y) { return x.cost > y.cost; });
-  return tasks;
-}
-
 }  // namespace
 
 void faBackwardFp8(const FaProblem& p, const FaBackwardIo& io, const FaFp8Scales& scales, void* scratch, int threads) {
@@ -375,24 +312,21 @@ void faBackwardFp8(const FaProblem& p, const FaBackwardIo& io, const FaFp8Scales
   float* dqBuffer = arena.take<float>(layout.dqFloats);
   char* slots = static_cast<char*>(scratch) + arena.used();
   const Fp8Backward backward(p, io, scales, layout, dBuffer, dqBuffer);
-  const std::vector<RowTask> rows = rowTasks(p);
+  const std::vector<RowTask> rows = faRowTasks(p, kBlock);
   const auto rowCount = static_cast<int64_t>(rows.size());
-  runTasks(p, slots, layout.slotBytes, threads, rowCount,
+  runTasks(p, layout, slots, threads, rowCount,
            [&](int64_t t, const Slot& slot) { backward.rowDots(rows[static_cast<size_t>(t)], slot); });
-  const std::vector<ChunkTask> chunks = chunkTasks(p, layout);
-  runTasks(p, slots, layout.slotBytes, threads, static_cast<int64_t>(chunks.size()),
+  const std::vector<ChunkTask> chunks = faChunkTasks(p, layout, kBlock);
+  runTasks(p, layout, slots, threads, static_cast<int64_t>(chunks.size()),
            [&](int64_t t, const Slot& slot) { backward.chunk(chunks[static_cast<size_t>(t)], slot); });
-  runTasks(p, slots, layout.slotBytes, threads, rowCount,
+  runTasks(p, layout, slots, threads, rowCount,
            [&](int64_t t, const Slot&) { backward.finishQueries(rows[static_cast<size_t>(t)]); });
 }
 
 size_t faBackwardFp8ScratchBytes(const FaProblem& p, int threads) {
   if (p.n1 <= 0 || p.n2 <= 0) return 0;
   const Layout layout = layoutOf(p);
-  FaArena counter(nullptr);
-  counter.take<float>(layout.dFloats);
-  counter.take<float>(layout.dqFloats);
-  return counter.used() + layout.slotBytes * static_cast<size_t>(std::max(1, threads));
+  return faBackwardScratchBytesOf(layout, layout.slotBytes, threads);
 }
 
 }  // namespace gradkit::kernels

@@ -1,0 +1,72 @@
+#include "ops/flash_attention/kernels/fa_backward_tasks.h"
+
+namespace gradkit::kernels {
+namespace {
+
+/** Tasks wanted from pass B: batches x kv heads x key chunks reach this when the keys allow. */
+constexpr int64_t kTargetTasks = 8;
+/** A batch splits its keys into more than one chunk only while its chunks' dQ accumulators stay within this. */
+constexpr int64_t kChunkAccumulatorBytes = int64_t{64} << 20;
+
+}  // namespace
+
+FaChunkLayout faChunkLayout(const FaProblem& p, int64_t keyBlock, int64_t dqWidth) {
+  FaChunkLayout layout;
+  int64_t active = 0;
+  for (const FaBatch& batch : p.batches) active += batch.s2 > 0 ? 1 : 0;
+  const int64_t wanted = faCeilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
+  for (const FaBatch& batch : p.batches) {
+    const int64_t keyBlocks = faCeilDiv(batch.s2, keyBlock);
+    const int64_t chunkBytes = std::max<int64_t>(1, p.n1 * batch.s1 * dqWidth * static_cast<int64_t>(sizeof(float)));
+    const int64_t chunks = std::min({keyBlocks, wanted, std::max<int64_t>(1, kChunkAccumulatorBytes / chunkBytes)});
+    layout.chunks.push_back(chunks);
+    layout.dqOffset.push_back(layout.dqFloats);
+    layout.dOffset.push_back(layout.dFloats);
+    layout.dqFloats += chunks * p.n1 * batch.s1 * dqWidth;
+    layout.dFloats += p.n1 * batch.s1;
+  }
+  return layout;
+}
+
+std::vector<FaRowTask> faRowTasks(const FaProblem& p, int64_t queryBlock) {
+  std::vector<FaRowTask> tasks;
+  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
+    for (int64_t n1 = 0; n1 < p.n1; ++n1) {
+      for (int64_t r0 = 0; r0 < p.batches[static_cast<size_t>(b)].s1; r0 += queryBlock) tasks.push_back({b, n1, r0});
+    }
+  }
+  return tasks;
+}
+
+std::vector<FaChunkTask> faChunkTasks(const FaProblem& p, const FaChunkLayout& layout, int64_t keyBlock) {
+  std::vector<FaChunkTask> tasks;
+  for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
+    const FaBatch& batch = p.batches[static_cast<size_t>(b)];
+    const int64_t count = layout.chunks[static_cast<size_t>(b)], keyBlocks = faCeilDiv(batch.s2, keyBlock);
+    for (int64_t n2 = 0; n2 < p.n2; ++n2) {
+      for (int64_t c = 0; c < count; ++c) {
+        int64_t first = 0, end = 0, cost = 0;
+        faChunkBlocks(keyBlocks, count, c, &first, &end);
+        for (int64_t block = first; block < end; ++block) {
+          int64_t rowFirst = 0, rowLast = 0;
+          faBandRows(p, batch, block * keyBlock, std::min(batch.s2, (block + 1) * keyBlock), &rowFirst, &rowLast);
+          cost += rowLast - rowFirst;
+        }
+        tasks.push_back({b, n2, c, cost});
+      }
+    }
+  }
+  // Who runs a task never changes its bits: only the order of the workers' time changes.
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [](const FaChunkTask& x, const FaChunkTask& y) { return x.cost > y.cost; });
+  return tasks;
+}
+
+size_t faBackwardScratchBytesOf(const FaChunkLayout& layout, size_t slotBytes, int threads) {
+  FaArena counter(nullptr);
+  counter.take<float>(layout.dFloats);
+  counter.take<float>(layout.dqFloats);
+  return counter.used() + slotBytes * static_cast<size_t>(std::max(1, threads));
+}
+
+}  // namespace gradkit::kernels
