@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from test_flash_attention_torch import PYTHON_DIR  # noqa: F401  (skips the module without the gradkit module)
+from gradkit_package import PYTHON_DIR  # noqa: F401  (puts the package on sys.path, or skips this module)
 
 import gradkit  # noqa: E402,F401
 from gradkit import ops, reference  # noqa: E402

@@ -2,8 +2,8 @@
 1.13): gradkit.reference.flash_attention, the math path of spec fag.md 1.2 (scores, pse, mask, softmax, dropout keep
 mask, @ value) evaluated in fp64 and differentiated by autograd, is the reference for the forward (attention_out and
 the softmax statistics) and for dq / dk / dv from the same output gradient. Our backward is fed our own forward's
-attention_out and statistics, as in a training step. Found from the build tree as tests/python/test_gradkit_module.py
-finds it; skipped without the module.
+attention_out and statistics, as in a training step. Found from the build tree by tests/python/gradkit_package.py;
+skipped without the module.
 
 Covered: every layout (BNSD, BSND, BSH, SBH, TND with a zero-length batch), GQA and MQA, D != D_V, fp32 and bf16,
 causal masks (sparse modes 2 and 3), full masks (mode 0, [B, 1, S1, S2]), pse types 0 / 1 (tensor) and 2 (ALiBi
@@ -24,30 +24,13 @@ Precision gates (normwise: ||ours - ref|| / ||ref|| over the tensor):
   +FLT_MAX exactly, spec fag.md 2.12).
 """
 import math
-import os
-import sys
 
 import numpy as np
 import pytest
 import torch
 
 
-def gradkit_python_dir():
-    """<build>/python, from GRADKIT_PYTHON_DIR, else next to the library GRADKIT_LIB names, else build/python."""
-    explicit = os.environ.get("GRADKIT_PYTHON_DIR")
-    if explicit:
-        return explicit
-    lib = os.environ.get("GRADKIT_LIB")
-    if lib:
-        return os.path.abspath(os.path.join(os.path.dirname(lib), "..", "python"))
-    return os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "build", "python"))
-
-
-PYTHON_DIR = gradkit_python_dir()
-if not os.path.isdir(os.path.join(PYTHON_DIR, "gradkit")):
-    pytest.skip(f"no gradkit module in {PYTHON_DIR} (configure with -DGRADKIT_BUILD_PYTHON=ON)",
-                allow_module_level=True)
-sys.path.insert(0, PYTHON_DIR)
+from gradkit_package import PYTHON_DIR  # noqa: E402,F401  (puts the package on sys.path, or skips this module)
 
 import gradkit  # noqa: E402
 from gradkit import reference  # noqa: E402

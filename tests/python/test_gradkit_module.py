@@ -1,8 +1,8 @@
 """The gradkit Python module (python/, docs/python.md) against pure-torch references, with Debian's torch 1.13.
 
-Found from the build tree the way the other tests find the library: GRADKIT_LIB (set by ctest) is
-<build>/lib/libgradkit.so*, the package is <build>/python/gradkit (GRADKIT_PYTHON_DIR overrides); skipped when the
-build has no module (GRADKIT_BUILD_PYTHON=OFF; ./run.sh test turns it on).
+Found from the build tree by gradkit_package.py (<build>/python/gradkit next to the library ctest names in
+GRADKIT_LIB; GRADKIT_PYTHON_DIR overrides); skipped when the build has no module (GRADKIT_BUILD_PYTHON=OFF;
+./run.sh test turns it on).
 
 What is asserted, per wrapper:
 - relu: forward and gradient bit for bit equal to torch's ReLU (a selection: no rounding), fp32 / bf16 / fp16,
@@ -18,7 +18,6 @@ What is asserted, per wrapper:
 - every wrapper: any strides in and out (views written in place, nothing else touched), numpy arrays (bf16 as
   uint16 with as_bf16), numpy without torch, errors as AclnnError(status, message), threads.
 """
-import os
 import subprocess
 import sys
 import threading
@@ -30,22 +29,7 @@ import torch
 FP32_RTOL = 1e-5  # normwise gate of fp32 outputs (test_mhc_torch.py explains the margin)
 
 
-def gradkit_python_dir():
-    """<build>/python, from GRADKIT_PYTHON_DIR, else next to the library GRADKIT_LIB names, else build/python."""
-    explicit = os.environ.get("GRADKIT_PYTHON_DIR")
-    if explicit:
-        return explicit
-    lib = os.environ.get("GRADKIT_LIB")
-    if lib:
-        return os.path.abspath(os.path.join(os.path.dirname(lib), "..", "python"))
-    return os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "build", "python"))
-
-
-PYTHON_DIR = gradkit_python_dir()
-if not os.path.isdir(os.path.join(PYTHON_DIR, "gradkit")):
-    pytest.skip(f"no gradkit module in {PYTHON_DIR} (configure with -DGRADKIT_BUILD_PYTHON=ON)",
-                allow_module_level=True)
-sys.path.insert(0, PYTHON_DIR)
+from gradkit_package import PYTHON_DIR  # noqa: E402,F401  (puts the package on sys.path, or skips this module)
 
 import gradkit  # noqa: E402
 from gradkit import reference  # noqa: E402
