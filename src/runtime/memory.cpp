@@ -1,5 +1,6 @@
 #include "runtime/memory.h"
 
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 
 #include <algorithm>
@@ -116,13 +117,33 @@ size_t largestTrackedAllocation() {
   return largest;
 }
 
+bool wantsHugePages(size_t size, MemoryKind kind, int policy) {
+  if (kind != MemoryKind::Device || size < kHugePageBytes) return false;
+  switch (static_cast<unsigned>(policy) & 0xFFu) {  // the allocation mode, without the bandwidth and read-only flags
+    case ACL_MEM_MALLOC_HUGE_FIRST:
+    case ACL_MEM_MALLOC_HUGE_ONLY:
+    case ACL_MEM_MALLOC_HUGE_FIRST_P2P:
+    case ACL_MEM_MALLOC_HUGE_ONLY_P2P:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY_P2P:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void* allocateTracked(size_t size, MemoryKind kind, int policy) {
   if (size == 0 || size > largestTrackedAllocation()) return nullptr;
   if (allocationFailureInjected(FaultSite::TrackedMemory)) return nullptr;
   const size_t usable = usableSize(size, kind);
-  const size_t rounded = (usable + kMemoryAlignment - 1) / kMemoryAlignment * kMemoryAlignment;
-  void* memory = std::aligned_alloc(kMemoryAlignment, rounded);
+  const bool huge = wantsHugePages(usable, kind, policy);
+  const size_t alignment = huge ? kHugePageBytes : kMemoryAlignment;
+  const size_t rounded = (usable + alignment - 1) / alignment * alignment;
+  void* memory = std::aligned_alloc(alignment, rounded);
   if (memory == nullptr) return nullptr;
+#ifdef MADV_HUGEPAGE
+  if (huge) madvise(memory, rounded, MADV_HUGEPAGE);  // advice only: without huge pages the block still works
+#endif
   try {
     MemoryTable& memoryTable = table();
     std::lock_guard<std::mutex> lock(memoryTable.mutex);

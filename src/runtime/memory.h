@@ -25,10 +25,23 @@ size_t usableSize(size_t size, MemoryKind kind);
  */
 size_t largestTrackedAllocation();
 
+/** The huge page size that device memory asking for huge pages is aligned to and advised for (Linux THP, x86). */
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 /**
- * Allocates and registers `size` bytes (> 0) with usableSize() bytes behind them; nullptr when the system cannot
- * provide them, when `size` exceeds largestTrackedAllocation(), or when a test injected the failure
- * (FaultSite::TrackedMemory, runtime/fault_injection.h).
+ * Whether an allocation is backed by huge pages where the system gives them: device memory of at least
+ * kHugePageBytes whose policy (aclrtMemMallocPolicy) asks for huge pages first or only, as CANN's aclrtMalloc gives
+ * them. Such a block is aligned to kHugePageBytes and advised as huge (madvise MADV_HUGEPAGE); a system without
+ * transparent huge pages ignores the advice, so "only" is served like "first". Kernels that walk columns of rows
+ * kilobytes apart (a token's row of x) touch a new 4 KiB page per row; with huge pages those translations stay in
+ * the TLB.
+ */
+bool wantsHugePages(size_t size, MemoryKind kind, int policy);
+
+/**
+ * Allocates and registers `size` bytes (> 0) with usableSize() bytes behind them (huge pages as wantsHugePages
+ * says); nullptr when the system cannot provide them, when `size` exceeds largestTrackedAllocation(), or when a test
+ * injected the failure (FaultSite::TrackedMemory, runtime/fault_injection.h).
  */
 void* allocateTracked(size_t size, MemoryKind kind, int policy);
 

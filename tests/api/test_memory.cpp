@@ -1,11 +1,14 @@
 // Tracked memory: allocation, freeing, every copy kind, destMax and overrun checks, memset.
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "api_test_util.h"
+#include "runtime/memory.h"
 
 using gradkit_test::ApiFixture;
 using gradkit_test::hex;
@@ -20,6 +23,26 @@ std::vector<unsigned char> pattern(size_t size, int seed) {
   std::vector<unsigned char> bytes(size);
   for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<unsigned char>(seed + 7 * i);
   return bytes;
+}
+
+// The THPeligible field of /proc/self/smaps for the mapping that holds `pointer`: 1 when the kernel may back it
+// with transparent huge pages (madvised, or THP always on), 0 when not, -1 when unknown (no smaps, THP off).
+int hugePageEligible(const void* pointer) {
+  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  if (!std::getline(enabled, mode) || mode.find("[never]") != std::string::npos) return -1;
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(pointer);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long long start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &start, &end) == 2 && line.find(':') > line.find(' ')) {
+      inside = start <= at && at < end;
+    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
+      return std::stoi(line.substr(std::string("THPeligible:").size()));
+    }
+  }
+  return -1;
 }
 
 std::vector<unsigned char> readBack(const void* device, size_t size) {
@@ -90,6 +113,43 @@ TEST_F(ApiMemory, MallocRecordsEveryValidPolicy) {
     EXPECT_EQ(gradkit::rt::findAllocation(device)->policy, policy);
     EXPECT_EQ(aclrtFree(device), ACL_SUCCESS);
   }
+}
+
+TEST_F(ApiMemory, HugePagePoliciesAlignLargeDeviceBlocksToHugePages) {
+  using gradkit::rt::kHugePageBytes;
+  using gradkit::rt::MemoryKind;
+  using gradkit::rt::wantsHugePages;
+  // Huge pages first or only (any flags), device memory, at least one huge page: aligned to it and advised.
+  const int hugePolicies[] = {ACL_MEM_MALLOC_HUGE_FIRST,
+                              ACL_MEM_MALLOC_HUGE_ONLY,
+                              ACL_MEM_MALLOC_HUGE_FIRST_P2P,
+                              ACL_MEM_MALLOC_HUGE_ONLY_P2P,
+                              ACL_MEM_MALLOC_HUGE1G_ONLY,
+                              ACL_MEM_MALLOC_HUGE1G_ONLY_P2P,
+                              ACL_MEM_MALLOC_HUGE_FIRST | ACL_MEM_TYPE_HIGH_BAND_WIDTH};
+  for (int policy : hugePolicies) {
+    EXPECT_TRUE(wantsHugePages(kHugePageBytes, MemoryKind::Device, policy)) << policy;
+    EXPECT_FALSE(wantsHugePages(kHugePageBytes - 1, MemoryKind::Device, policy)) << policy;
+    EXPECT_FALSE(wantsHugePages(kHugePageBytes, MemoryKind::Host, policy)) << policy;
+  }
+  EXPECT_FALSE(wantsHugePages(kHugePageBytes, MemoryKind::Device, ACL_MEM_MALLOC_NORMAL_ONLY));
+  EXPECT_FALSE(wantsHugePages(kHugePageBytes, MemoryKind::Device, ACL_MEM_MALLOC_NORMAL_ONLY_P2P));
+
+  const size_t size = 3 * kHugePageBytes + 5;
+  void* device = nullptr;
+  ASSERT_EQ(aclrtMalloc(&device, size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(device) % kHugePageBytes, 0u);
+  const auto allocation = gradkit::rt::findAllocation(device);
+  ASSERT_TRUE(allocation.has_value());
+  EXPECT_EQ(allocation->size, (size + 31) / 32 * 32 + 32);  // CANN's rounding, not the huge page's
+  const int eligible = hugePageEligible(device);
+  if (eligible >= 0) {
+    EXPECT_EQ(eligible, 1);
+  }
+  std::vector<unsigned char> bytes = pattern(allocation->size, 3);
+  EXPECT_EQ(aclrtMemcpy(device, bytes.size(), bytes.data(), bytes.size(), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  EXPECT_EQ(readBack(device, bytes.size()), bytes);
+  EXPECT_EQ(aclrtFree(device), ACL_SUCCESS);
 }
 
 TEST_F(ApiMemory, MallocRejectsBadArguments) {
