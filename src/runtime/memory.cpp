@@ -119,7 +119,7 @@ size_t largestTrackedAllocation() {
 
 bool wantsHugePages(size_t size, MemoryKind kind, int policy) {
   if (kind != MemoryKind::Device || size < kHugePageBytes) return false;
-  switch (static_cast<unsigned>(policy) & 0xFFu) {  // the allocation mode, without the bandwidth and read-only flags
+  switch (static_cast<unsigned>(policy) & kPolicyAllocationMask) {
     case ACL_MEM_MALLOC_HUGE_FIRST:
     case ACL_MEM_MALLOC_HUGE_ONLY:
     case ACL_MEM_MALLOC_HUGE_FIRST_P2P:

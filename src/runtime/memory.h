@@ -11,6 +11,9 @@ namespace gradkit::rt {
 /** Alignment of every tracked allocation, in bytes. */
 inline constexpr size_t kMemoryAlignment = 64;
 
+/** The bits of an aclrtMemMallocPolicy that hold its allocation mode (the rest are bandwidth and read-only flags). */
+inline constexpr unsigned kPolicyAllocationMask = 0xFF;
+
 /**
  * The usable size of an allocation of `size` bytes. Device memory is rounded as CANN's aclrtMalloc rounds it: up to
  * a multiple of 32 bytes, plus 32 (16 -> 64, 64 -> 96), so programs written for an NPU that touch those bytes work;

@@ -21,7 +21,6 @@ using namespace gradkit::rt;
 
 namespace {
 
-constexpr unsigned kPolicyAllocationMask = 0xFF;
 constexpr unsigned kPolicyFlags =
     ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH | ACL_MEM_ACCESS_USER_SPACE_READONLY;
 

@@ -36,6 +36,8 @@ int hugePageEligible(const void* pointer) {
   bool inside = false;
   for (std::string line; std::getline(smaps, line);) {
     unsigned long long start = 0, end = 0;
+    // A mapping's header ("start-end perms offset dev:ice ...") has its first colon after a space; its field lines
+    // ("Size:  4 kB") before one.
     if (std::sscanf(line.c_str(), "%llx-%llx ", &start, &end) == 2 && line.find(':') > line.find(' ')) {
       inside = start <= at && at < end;
     } else if (inside && line.rfind("THPeligible:", 0) == 0) {
