@@ -467,7 +467,7 @@ TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
 }
 
 TEST(MhcPreBackwardValues, SameBitsForAnyThreadCount) {
-  // T = 150 (token blocks of 128: 128 + 22), K = 4 * 136 = 544 (column blocks of 64: 8 + a block of 32).
+  // T = 150 (token blocks of 120: 120 + 30), K = 4 * 136 = 544 (column blocks of 64: 8 + a block of 32).
   ThreadCountGuard guard;
   for (bool hf32 : {false, true}) {
     Case c;

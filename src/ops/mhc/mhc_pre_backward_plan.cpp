@@ -16,11 +16,12 @@ namespace gradkit::ops {
 namespace {
 
 // Pass 1: tokens per chunk (one partial sum of grad_bias / grad_alpha per chunk).
-constexpr int64_t kTokenChunk = 64;
+constexpr int64_t kTokenChunk = 60;
 // Pass 2: tokens per block (the K of the grad_phi tile product; its partial sums are added with compensation) and
 // the widest column block (a multiple of every SIMD panel width). Narrower blocks when K is small, so that a small
-// K still gives several blocks to share.
-constexpr int64_t kTokenBlock = 128;
+// K still gives several blocks to share. 120 tokens are whole row tiles of the SIMD kernel (6 rows on AVX2, 8 on
+// AVX-512): with 128 two rows of every strip ran in 1-row tiles, whose chains wait on each other (~5 % of the kernel).
+constexpr int64_t kTokenBlock = 120;
 static_assert(kTokenBlock % kTokenChunk == 0, "a token block holds whole pass-1 chunks");
 constexpr int64_t kMaxColumnBlock = 256;
 constexpr int64_t kMinColumnBlock = 64;
