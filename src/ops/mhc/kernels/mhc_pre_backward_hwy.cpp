@@ -113,7 +113,8 @@ bool StreamDots(bool half, const void* x, const void* gin, size_t streams, size_
 }
 
 // Register blocks of the segment kernel: kRows rows x 2 vectors of accumulators (AVX2 has 16 registers: 12 + 2 + 1),
-// vectors of at most 8 lanes (two per 16-column strip).
+// vectors of at most 8 lanes (two per 16-column strip). The plan's token block (kTokenBlock, 120) is a multiple of
+// every kRows here, so that no row of a block falls into the latency-bound 1-row tiles: change them together.
 #if HWY_TARGET == HWY_AVX2 || !HWY_NATIVE_FMA
 constexpr size_t kRows = 6;
 #else
