@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,16 @@ std::vector<Named> cases() {
     c.mask = "template", c.sparseMode = 4, c.pre = 4, c.next = 1, c.s1 = 10, c.s2 = 13;
     all.push_back({"mode4_band", c});
   }
+  {  // INT64_MAX tokens mean "no limit": the band edges d0 + next and pre - d0 saturate instead of overflowing
+    Case c = base("BSND");
+    c.mask = "template", c.sparseMode = 4, c.pre = INT64_MAX, c.next = INT64_MAX, c.s1 = 10, c.s2 = 13;
+    all.push_back({"mode4_unbounded_tokens", c});
+  }
+  {
+    Case c = base("BNSD");
+    c.mask = "template", c.sparseMode = 4, c.pre = -2, c.next = INT64_MAX, c.s1 = 13, c.s2 = 10;
+    all.push_back({"mode4_next_unbounded", c});
+  }
   {
     Case c = base("BNSD");
     c.batch = 2, c.mask = "B1SS", c.sparseMode = 5, c.prefix = {3, 5};
@@ -94,6 +105,16 @@ std::vector<Named> cases() {
     Case c = base("TND");
     c.mask = "template", c.sparseMode = 7, c.pre = 20, c.next = 0, c.seqQ = {6, 9}, c.seqKv = {8, 9};
     all.push_back({"TND_mode7", c});
+  }
+  {
+    Case c = base("TND");
+    c.mask = "template", c.sparseMode = 7, c.pre = INT64_MAX, c.next = 0, c.seqQ = {6, 9}, c.seqKv = {8, 9};
+    all.push_back({"TND_mode7_unbounded_pre", c});
+  }
+  {
+    Case c = base("TND");
+    c.mask = "template", c.sparseMode = 8, c.pre = INT64_MAX, c.next = INT64_MAX, c.seqQ = {6, 9}, c.seqKv = {8, 9};
+    all.push_back({"TND_mode8_unbounded_tokens", c});
   }
   {
     Case c = base("TND");

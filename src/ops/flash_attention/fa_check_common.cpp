@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <utility>
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/saturating.h"
 #include "opapi/check.h"
 #include "runtime/runtime.h"
 
@@ -17,25 +17,6 @@ namespace {
 constexpr int64_t kInt32Max = 2147483647;
 
 std::string str(int64_t value) { return std::to_string(value); }
-
-// Saturating int64 arithmetic: tokens may be anything up to INT64_MAX.
-int64_t satAdd(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (!__builtin_add_overflow(a, b, &r)) return r;
-  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-}
-
-uint64_t satMul(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  if (!__builtin_mul_overflow(a, b, &r)) return r;
-  return std::numeric_limits<uint64_t>::max();
-}
-
-uint64_t satSum(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  if (!__builtin_add_overflow(a, b, &r)) return r;
-  return std::numeric_limits<uint64_t>::max();
-}
 
 std::string shapeText(const aclTensor& t) { return "shape " + t.shapeString(); }
 
@@ -583,7 +564,7 @@ aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s) {
   uint64_t elements = 0;
   if (s.tnd()) {
     for (size_t b = 0; b < s.seqQ.size(); ++b) {
-      elements = satSum(elements, satMul(static_cast<uint64_t>(s.seqQ[b]), static_cast<uint64_t>(s.seqKv[b])));
+      elements = satAdd(elements, satMul(static_cast<uint64_t>(s.seqQ[b]), static_cast<uint64_t>(s.seqKv[b])));
     }
     elements = satMul(elements, static_cast<uint64_t>(s.n1));
   } else {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "base/error.h"
+#include "base/saturating.h"
 #include "opapi/tensor.h"
 
 namespace gradkit::ops {
@@ -101,8 +102,8 @@ void setBand(const FaCall& call, int64_t b, bool bandBatch, FaBatch& batch) {
       batch.bandRight = d0;
       break;
     case 4:
-      batch.bandLeft = call.preTokens - d0;
-      batch.bandRight = d0 + call.nextTokens;
+      batch.bandLeft = satSub(call.preTokens, d0);
+      batch.bandRight = satAdd(d0, call.nextTokens);
       break;
     case 6:
       batch.bandRight = d0;
@@ -111,12 +112,12 @@ void setBand(const FaCall& call, int64_t b, bool bandBatch, FaBatch& batch) {
                          : 0;
       break;
     case 7:  // the last batch with rows: band of mode 4; the others mode 3
-      batch.bandRight = bandBatch ? d0 + call.nextTokens : d0;
-      if (bandBatch) batch.bandLeft = call.preTokens - d0;
+      batch.bandRight = bandBatch ? satAdd(d0, call.nextTokens) : d0;
+      if (bandBatch) batch.bandLeft = satSub(call.preTokens, d0);
       break;
     case 8:  // the first batch with rows: band of mode 4; the others mode 2
-      batch.bandRight = bandBatch ? d0 + call.nextTokens : 0;
-      if (bandBatch) batch.bandLeft = call.preTokens - d0;
+      batch.bandRight = bandBatch ? satAdd(d0, call.nextTokens) : 0;
+      if (bandBatch) batch.bandLeft = satSub(call.preTokens, d0);
       break;
     default:  // mode 1: the mask tensor only
       break;
