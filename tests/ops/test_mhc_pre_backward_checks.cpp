@@ -24,6 +24,7 @@ struct BackwardConfig {
   bool gamma = true;
   bool gradXPost = true;
   bool strided = false;  // every tensor a non-contiguous view
+  int64_t tokens = 6;    // TND's T (BSND is [2, 3])
 };
 
 // Builds a valid call for the config; each test breaks one argument and calls.
@@ -36,7 +37,7 @@ class MhcPreBackwardChecks : public ::testing::TestWithParam<const char*> {
   }
 
   void build(const BackwardConfig& c) {
-    lead = c.bsnd ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{6};
+    lead = c.bsnd ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{c.tokens};
     f = 2 * c.n + (c.factorial ? 24 : c.n * c.n);
     auto make = [&](aclDataType dtype, std::vector<int64_t> shape) -> aclTensor* {
       return c.strided ? pool.makeStrided(dtype, shape) : pool.make(dtype, shape);
@@ -120,6 +121,28 @@ TEST_P(MhcPreBackwardChecks, ValidCallsSucceedInBothLayoutsDtypesWithAndWithoutG
       }
     }
   }
+}
+
+// Issue 10: the workspace is O(threads * N * D + F * N * D): the per-token values of pass 1 live for one group of
+// tokens at a time, so a call with 3x the tokens books the same workspace (both T above one group).
+TEST_P(MhcPreBackwardChecks, WorkspaceDoesNotGrowWithTheTokenCount) {
+  const auto workspace = [&](int64_t tokens) {
+    BackwardConfig c;
+    c.tokens = tokens;
+    build(c);
+    uint64_t size = 0;
+    aclOpExecutor* executor = nullptr;
+    EXPECT_EQ(aclnnMhcPreBackwardGetWorkspaceSize(x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre,
+                                                  hPost, gamma, gradXPost, 1e-6f, gradX, gradPhi, gradAlpha, gradBias,
+                                                  gradGamma, &size, &executor),
+              ACLNN_SUCCESS)
+        << recentError();
+    if (executor != nullptr) aclDestroyAclOpExecutor(executor);
+    return size;
+  };
+  const uint64_t size = workspace(4000);
+  EXPECT_GT(size, 0u);
+  EXPECT_EQ(workspace(12000), size);
 }
 
 // DECISIONS.md: gradGamma is ignored (not checked, never written) when gamma is null.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aclnnop/aclnn_mhc_pre_backward.h"
@@ -467,11 +468,12 @@ TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
 }
 
 TEST(MhcPreBackwardValues, SameBitsForAnyThreadCount) {
-  // T = 150 (token blocks of 120: 120 + 30), K = 4 * 136 = 544 (column blocks of 64: 8 + a block of 32).
+  // T = 150 (token blocks of 120: 120 + 30), K = 4 * 136 = 544 (column blocks of 64: 8 + a block of 32); T = 2000
+  // also runs several token groups with several slots (groups of 16 token blocks: 1920 + 80; one block with one).
   ThreadCountGuard guard;
-  for (bool hf32 : {false, true}) {
+  for (auto [tokens, hf32] : {std::pair{150, false}, std::pair{150, true}, std::pair{2000, false}}) {
     Case c;
-    c.tokens = 150, c.hidden = 136, c.hf32 = hf32, c.seed = 7;
+    c.tokens = tokens, c.hidden = 136, c.hf32 = hf32, c.seed = 7;
     const Problem p = makeProblem(c);
     for (const auto* table : {&kernels::kMhcPreBackwardSimdKernels, &kernels::kMhcPreBackwardScalarKernels}) {
       setThreadCount(1);

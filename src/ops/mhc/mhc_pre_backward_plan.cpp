@@ -23,6 +23,11 @@ constexpr int64_t kTokenChunk = 60;
 // AVX-512): with 128 two rows of every strip ran in 1-row tiles, whose chains wait on each other (~5 % of the kernel).
 constexpr int64_t kTokenBlock = 120;
 static_assert(kTokenBlock % kTokenChunk == 0, "a token block holds whole pass-1 chunks");
+// Token blocks per group when several slots share pass 2: both passes run one group at a time, so dm and the
+// per-token coefficients need workspace for one group only, whatever T is. Two parallel regions per group (a barrier
+// per token block costs more than the cache misses it would save). One slot takes groups of one token block: its
+// pass 1 then finds the block's x still in the cache.
+constexpr int64_t kGroupBlocks = 16;
 constexpr int64_t kMaxColumnBlock = 256;
 constexpr int64_t kMinColumnBlock = 64;
 constexpr int64_t kTargetColumnBlocks = 16;
@@ -132,50 +137,55 @@ void tokenTerms(const MhcPreBackwardPlan& plan, const Inputs& in, int64_t t, flo
   rmsCoef = -(gR * (r * r * r)) / static_cast<float>(k);
 }
 
-// Pass 1 for chunks [chunk0, chunk1): dm, the RMS coefficients and each chunk's compensated sums.
-void passOneChunks(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory, int64_t chunk0, int64_t chunk1) {
+// Pass 1 for the group of tokens [g0, g1) (whole chunks from g0): dm and the RMS coefficients of the group (rows
+// from g0), each chunk's compensated sums, then those added to `totals` in chunk order: the same sequence of adds
+// for any thread count and any grouping.
+void passOneGroup(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory, int64_t g0, int64_t g1,
+                  std::vector<NeumaierSum<float>>& totals) {
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, terms = f + 3;
   float* dm = plan.dm.in<float>(memory);
   float* coef = plan.rmsCoef.in<float>(memory);
   float* sums = plan.chunkSums.in<float>(memory);
-  parallelFor(chunk1 - chunk0, 1, [&](int64_t begin, int64_t end) {
+  const int64_t chunks = ceilDiv(g1 - g0, plan.tokenChunk);
+  parallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> gPre(static_cast<size_t>(d.streams)), dz(static_cast<size_t>(f));
     std::vector<NeumaierSum<float>> acc(static_cast<size_t>(terms));
-    for (int64_t chunk = chunk0 + begin; chunk < chunk0 + end; ++chunk) {
+    for (int64_t chunk = begin; chunk < end; ++chunk) {
       std::fill(acc.begin(), acc.end(), NeumaierSum<float>());
-      const int64_t last = std::min(d.tokens, (chunk + 1) * plan.tokenChunk);
-      for (int64_t t = chunk * plan.tokenChunk; t < last; ++t) {
+      const int64_t first = g0 + chunk * plan.tokenChunk, last = std::min(g1, first + plan.tokenChunk);
+      for (int64_t t = first; t < last; ++t) {
         float alphaTerm[3];
-        tokenTerms(plan, in, t, gPre.data(), dz.data(), alphaTerm, dm + t * f, coef[t]);
+        tokenTerms(plan, in, t, gPre.data(), dz.data(), alphaTerm, dm + (t - g0) * f, coef[t - g0]);
         for (int64_t row = 0; row < f; ++row) acc[row].add(dz[row]);
         for (int64_t b = 0; b < 3; ++b) acc[f + b].add(alphaTerm[b]);
       }
       for (int64_t j = 0; j < terms; ++j) sums[chunk * terms + j] = acc[j].value();
     }
   });
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    for (int64_t j = 0; j < terms; ++j) totals[static_cast<size_t>(j)].add(sums[chunk * terms + j]);
+  }
 }
 
-// grad_bias and grad_alpha: the chunks' sums in chunk order, the same bits for any thread count.
-void passOneTotals(const MhcPreBackwardPlan& plan, const Outputs& out, void* memory) {
-  const int64_t f = plan.dims.fusion, terms = f + 3;
-  const float* sums = plan.chunkSums.in<float>(memory);
-  const int64_t chunks = ceilDiv(plan.dims.tokens, plan.tokenChunk);
-  for (int64_t j = 0; j < terms; ++j) {
-    NeumaierSum<float> total;
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) total.add(sums[chunk * terms + j]);
+// grad_bias and grad_alpha from the totals of every chunk.
+void passOneTotals(const MhcPreBackwardPlan& plan, const Outputs& out, const std::vector<NeumaierSum<float>>& totals) {
+  const int64_t f = plan.dims.fusion;
+  for (int64_t j = 0; j < f + 3; ++j) {
+    const float total = totals[static_cast<size_t>(j)].value();
     if (j < f) {
-      out.gradBias[j] = total.value();
+      out.gradBias[j] = total;
     } else {
-      out.gradAlpha[j - f] = total.value();
+      out.gradAlpha[j - f] = total;
     }
   }
 }
 
 // The matmul operands and accumulators of pass 2, resolved against the workspace.
 struct PassTwoData {
-  const float* dm;       // [T, F]
-  const float* rmsCoef;  // [T]
+  const float* dm;       // [group, F] from token firstToken
+  const float* rmsCoef;  // [group] from token firstToken
+  int64_t firstToken;    // the group's first token
   float* phiPack;        // [blocks, F, ldPack] phi by column block (HF32-rounded in mode 1)
   float* phiSum;         // [blocks, F, ldPack] grad_phi running sums
   float* phiComp;        // [blocks, F, ldPack] their Kahan compensations
@@ -199,8 +209,8 @@ void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Output
     const int64_t len = std::min(d.hidden - d0, c0 + w - col);
     kernels::MhcColumnSegment sg;
     sg.rows = h, sg.cols = len, sg.fusion = f;
-    sg.dm = data.dm + t0 * f;
-    sg.rmsCoef = data.rmsCoef + t0;
+    sg.dm = data.dm + (t0 - data.firstToken) * f;
+    sg.rmsCoef = data.rmsCoef + (t0 - data.firstToken);
     sg.hPre = in.hPre + t0 * d.streams + stream, sg.ldHPre = d.streams;
     sg.phi = data.phiPack + packAt + (col - c0), sg.ldPhi = plan.ldPack;
     sg.x = in.x + (t0 * k + col) * size, sg.ldx = k;
@@ -292,12 +302,13 @@ void slotFinish(const MhcPreBackwardPlan& plan, const Outputs& out, const PassTw
   if (out.gradGamma != nullptr) kahanFinish(out.gradGamma + c0, data.gammaComp + c0, c1 - c0);
 }
 
-// Both passes (with one slot interleaved by token block). Slot s of pass 2 owns a fixed range of whole column blocks;
-// every column's sums run over the token blocks in order, so no result depends on which slot (or thread) computed it.
+// Both passes, one group of tokens at a time. Slot s of pass 2 owns a fixed range of whole column blocks; every
+// column's sums run over the token blocks in order, so no result depends on which slot (or thread) computed it.
 void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
   PassTwoData data;
   data.dm = plan.dm.in<float>(memory);
   data.rmsCoef = plan.rmsCoef.in<float>(memory);
+  data.firstToken = 0;
   data.phiPack = plan.phiPack.in<float>(memory);
   data.phiSum = plan.phiSum.in<float>(memory);
   data.phiComp = plan.phiComp.in<float>(memory);
@@ -310,36 +321,23 @@ void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& 
     return std::pair<int64_t, int64_t>{slot * blocks / plan.slots * plan.columnBlock,
                                        std::min(k, (slot + 1) * blocks / plan.slots * plan.columnBlock)};
   };
-  const auto eachSlot = [&](const auto& work) {
+  std::vector<NeumaierSum<float>> totals(static_cast<size_t>(d.fusion + 3));
+  for (int64_t g0 = 0; g0 < d.tokens; g0 += plan.groupTokens) {
+    const int64_t g1 = std::min(d.tokens, g0 + plan.groupTokens);
+    passOneGroup(plan, in, memory, g0, g1, totals);
+    data.firstToken = g0;
     parallelFor(plan.slots, 1, [&](int64_t begin, int64_t end) {
       for (int64_t slot = begin; slot < end; ++slot) {
         const auto [c0, c1] = columns(slot);
-        work(slot, c0, c1);
+        if (g0 == 0) slotStart(plan, in, out, data, c0, c1);
+        for (int64_t t0 = g0; t0 < g1; t0 += plan.tokenBlock) {
+          slotTokenBlock(plan, in, out, data, c0, c1, t0, scratch + slot * slotFloats);
+        }
+        if (g1 == d.tokens) slotFinish(plan, out, data, c0, c1);
       }
-    });
-  };
-  const auto passOneBlock = [&](int64_t t0) {
-    const int64_t t1 = std::min(d.tokens, t0 + plan.tokenBlock);
-    passOneChunks(plan, in, memory, t0 / plan.tokenChunk, ceilDiv(t1, plan.tokenChunk));
-  };
-  if (plan.slots == 1) {  // pass 1 of each token block just before its pass 2: its x rows are still in the cache
-    slotStart(plan, in, out, data, 0, k);
-    for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
-      passOneBlock(t0);
-      slotTokenBlock(plan, in, out, data, 0, k, t0, scratch);
-    }
-    slotFinish(plan, out, data, 0, k);
-  } else {  // one parallel region per pass: a barrier per token block costs more than the cache misses it saves
-    passOneChunks(plan, in, memory, 0, ceilDiv(d.tokens, plan.tokenChunk));
-    eachSlot([&](int64_t slot, int64_t c0, int64_t c1) {
-      slotStart(plan, in, out, data, c0, c1);
-      for (int64_t t0 = 0; t0 < d.tokens; t0 += plan.tokenBlock) {
-        slotTokenBlock(plan, in, out, data, c0, c1, t0, scratch + slot * slotFloats);
-      }
-      slotFinish(plan, out, data, c0, c1);
     });
   }
-  passOneTotals(plan, out, memory);
+  passOneTotals(plan, out, totals);
 }
 
 }  // namespace
@@ -376,11 +374,6 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   if (args.gamma != nullptr) plan.gradGamma = stage(*args.gradGamma, "gradGamma staging");
 
   plan.tokenChunk = kTokenChunk;
-  const int64_t chunks = ceilDiv(d.tokens, plan.tokenChunk);
-  plan.dm = booking.bookArray("dm", static_cast<uint64_t>(d.tokens * f), sizeof(float));
-  plan.rmsCoef = booking.bookArray("rms coefficient", static_cast<uint64_t>(d.tokens), sizeof(float));
-  plan.chunkSums = booking.bookArray("chunk sums", static_cast<uint64_t>(chunks * (f + 3)), sizeof(float));
-
   plan.tokenBlock = std::min(kTokenBlock, d.tokens);  // a multiple of tokenChunk, or every token
   plan.columnBlock =
       std::min(k, std::clamp(roundUp(ceilDiv(k, kTargetColumnBlocks), 16), kMinColumnBlock, kMaxColumnBlock));
@@ -393,6 +386,11 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   if (args.gamma != nullptr)
     plan.gammaComp = booking.bookArray("grad_gamma compensation", static_cast<uint64_t>(k), sizeof(float));
   plan.slots = std::max<int64_t>(1, std::min<int64_t>(threadCount(), blocks));
+  plan.groupTokens = std::min(d.tokens, plan.slots == 1 ? plan.tokenBlock : plan.tokenBlock * kGroupBlocks);
+  plan.dm = booking.bookArray("dm", static_cast<uint64_t>(plan.groupTokens * f), sizeof(float));
+  plan.rmsCoef = booking.bookArray("rms coefficient", static_cast<uint64_t>(plan.groupTokens), sizeof(float));
+  plan.chunkSums = booking.bookArray(
+      "chunk sums", static_cast<uint64_t>(ceilDiv(plan.groupTokens, plan.tokenChunk) * (f + 3)), sizeof(float));
   const SlotLayout layout = slotLayout(plan.tokenBlock, plan.columnBlock);
   plan.slotBytes = static_cast<uint64_t>(layout.floats) * sizeof(float);
   plan.slotScratch = booking.bookArray("column block scratch", static_cast<uint64_t>(plan.slots), plan.slotBytes);

@@ -1,13 +1,14 @@
 // The plan of one aclnnMhcPreBackward[V2] call: made once in GetWorkspaceSize, run on the stream.
 //
 // Two passes over the tokens (spec mhc.md 3.4):
-//  1. token-parallel over fixed chunks: per token g_pre, dz, the grad_alpha terms, g_r; dm [T, F] and the RMS
+//  1. token-parallel over fixed chunks: per token g_pre, dz, the grad_alpha terms, g_r; dm [group, F] and the RMS
 //     coefficient -g_r * r^3 / K go to the workspace, grad_bias / grad_alpha partial sums per chunk (compensated),
 //     then reduced over the chunks in order;
 //  2. column-parallel over fixed column blocks of K: each slot owns a range of whole blocks and walks the token blocks
 //     in order, computing dxg = dm . phi, grad_x, grad_gamma and grad_phi += dm^T . (x * gamma) for its columns
 //     16 columns at a time, fused (token-block partial sums added with Kahan compensation). No sum is split by thread,
 //     so the bits never depend on the thread count.
+// Both passes run one group of tokens (whole token blocks) at a time, so the workspace does not grow with T.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,9 @@ struct MhcPreBackwardPlan {
   std::optional<StagedTensor> gamma, gradXPost, gradGamma;  // gradGamma only when gamma is given
   StagedTensor gradX, gradPhi, gradAlpha, gradBias;
 
-  // Pass 1: tokens in chunks of tokenChunk; dm [T, F] and rmsCoef [T] (fp32), per-chunk sums [chunks, F + 3].
-  int64_t tokenChunk = 0;
+  // Both passes one group of groupTokens tokens (whole token blocks) at a time. Pass 1: the group's tokens in chunks
+  // of tokenChunk; dm [groupTokens, F] and rmsCoef [groupTokens] (fp32), per-chunk sums [group's chunks, F + 3].
+  int64_t groupTokens = 0, tokenChunk = 0;
   WorkspaceRegion dm, rmsCoef, chunkSums;
   // Pass 2: columns in blocks of columnBlock, a fixed range of whole blocks per slot (one slot per thread at most),
   // tokens in blocks of tokenBlock. phiPack, phiSum, phiComp [blocks, F, ldPack]: phi (HF32-rounded in mode 1),
