@@ -23,11 +23,12 @@ constexpr int64_t kTokenChunk = 60;
 // AVX-512): with 128 two rows of every strip ran in 1-row tiles, whose chains wait on each other (~5 % of the kernel).
 constexpr int64_t kTokenBlock = 120;
 static_assert(kTokenBlock % kTokenChunk == 0, "a token block holds whole pass-1 chunks");
-// Token blocks per group when several slots share pass 2: both passes run one group at a time, so dm and the
-// per-token coefficients need workspace for one group only, whatever T is. Two parallel regions per group (a barrier
-// per token block costs more than the cache misses it would save). One slot takes groups of one token block: its
-// pass 1 then finds the block's x still in the cache.
-constexpr int64_t kGroupBlocks = 16;
+// Both passes run one group of tokens at a time, so dm and the per-token coefficients need workspace for one group
+// only, whatever T is. With several slots a group is K tokens (dm [group, F] is then about one [F, K] array, the size
+// of packed phi), at least 16 token blocks: each group costs two parallel regions, whose barriers cost more than
+// the cache misses smaller groups would save (16 blocks were 3-9 % slower than one group at T = 4096, 2 and 4
+// blocks 10-20 %). One slot takes groups of one token block: its pass 1 then finds the block's x still in the cache.
+constexpr int64_t kMinGroupBlocks = 16;
 constexpr int64_t kMaxColumnBlock = 256;
 constexpr int64_t kMinColumnBlock = 64;
 constexpr int64_t kTargetColumnBlocks = 16;
@@ -386,7 +387,9 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   if (args.gamma != nullptr)
     plan.gammaComp = booking.bookArray("grad_gamma compensation", static_cast<uint64_t>(k), sizeof(float));
   plan.slots = std::max<int64_t>(1, std::min<int64_t>(threadCount(), blocks));
-  plan.groupTokens = std::min(d.tokens, plan.slots == 1 ? plan.tokenBlock : plan.tokenBlock * kGroupBlocks);
+  plan.groupTokens =
+      plan.slots == 1 ? plan.tokenBlock : std::max(plan.tokenBlock * kMinGroupBlocks, roundUp(k, plan.tokenBlock));
+  plan.groupTokens = std::min(d.tokens, plan.groupTokens);
   plan.dm = booking.bookArray("dm", static_cast<uint64_t>(plan.groupTokens * f), sizeof(float));
   plan.rmsCoef = booking.bookArray("rms coefficient", static_cast<uint64_t>(plan.groupTokens), sizeof(float));
   plan.chunkSums = booking.bookArray(
