@@ -20,6 +20,7 @@
 #include "core/parallel.h"
 #include "golden/mhc_pre.h"
 #include "gradkit/float_convert.h"
+#include "hwy/targets.h"
 #include "opapi/tensor.h"
 #include "ops/mhc/kernels/mhc_pre_backward_kernel.h"
 #include "ops/mhc/mhc_pre_backward_plan.h"
@@ -441,11 +442,15 @@ TEST(MhcPreBackwardValues, SimdAndScalarKernelsAgree) {
   }
 }
 
+// Highway targets whose MulAdd is a multiply and an add (no fused multiply-add instruction).
+constexpr int64_t kTargetsWithoutFma = HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
+
 TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
   // With the same h_pre dot products (the scalar ones) the SIMD segment kernel must give the scalar kernel's bits on
-  // a target with fused multiply-add: the same fma chains, the same elementwise operations. D = 45 and 21 leave
-  // strips of 16 + 8 + scalar columns, column blocks of 64 straddle streams (several segments per block), T = 137 a
-  // token block of 9 rows (6 + 3), N = 8 an F of 80 (grad_phi rows 6 x 13 + 2).
+  // every target with fused multiply-add that the CPU runs: the same fma chains, the same elementwise operations.
+  // D = 45 and 21 leave strips of 16 + 8 + scalar columns (AVX2) and of 32 + scalar or 16 + scalar columns
+  // (AVX-512), column blocks of 64 straddle streams (several segments per block), T = 137 a token block of 17 rows
+  // (6 x 2 + 5 rows, or 8 x 2 + 1), N = 8 an F of 80 (grad_phi rows 6 x 13 + 2, or 8 x 10).
   const kernels::MhcPreBackwardKernels mixed{kernels::kMhcPreBackwardScalarKernels.streamDots,
                                              kernels::kMhcPreBackwardSimdKernels.segment};
   std::vector<Case> cases;
@@ -463,7 +468,12 @@ TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
     const Problem p = makeProblem(c);
     const Result scalar = runPlan(p, &kernels::kMhcPreBackwardScalarKernels);
     expectMatchesGolden(p, scalar);
-    EXPECT_TRUE(sameBits(scalar, runPlan(p, &mixed))) << describe(c);
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      if ((target & kTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
+      hwy::SetSupportedTargetsForTest(target);
+      EXPECT_TRUE(sameBits(scalar, runPlan(p, &mixed))) << hwy::TargetName(target) << " " << describe(c);
+    }
+    hwy::SetSupportedTargetsForTest(0);
   }
 }
 

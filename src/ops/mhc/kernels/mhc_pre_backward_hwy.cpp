@@ -112,20 +112,29 @@ bool StreamDots(bool half, const void* x, const void* gin, size_t streams, size_
   return true;
 }
 
-// Register blocks of the segment kernel: kRows rows x 2 vectors of accumulators (AVX2 has 16 registers: 12 + 2 + 1),
-// vectors of at most 8 lanes (two per 16-column strip). The plan's token block (kTokenBlock, 120) is a multiple of
-// every kRows here, so that no row of a block falls into the latency-bound 1-row tiles: change them together.
+// Register blocks of the segment kernel: kRows rows x 2 vectors of accumulators (AVX2 has 16 registers: 12 + 2 + 1;
+// AVX-512 32). A strip is two vectors wide: 16 columns of 8 lanes, or on AVX-512 32 columns of 16 lanes (one memory
+// line of 16-bit values per row, so that no line is fetched twice). Every column is computed on its own, so the strip
+// width does not change the bits. The plan's token block (kTokenBlock, 120) is a multiple of every kRows here, so
+// that no row of a block falls into the latency-bound 1-row tiles: change them together.
 #if HWY_TARGET == HWY_AVX2 || !HWY_NATIVE_FMA
 constexpr size_t kRows = 6;
 #else
 constexpr size_t kRows = 8;
 #endif
-using DS = hn::CappedTag<float, 8>;
-constexpr size_t kStrip = static_cast<size_t>(kMhcStripColumns);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr size_t kStrip = 32;
+#else
+constexpr size_t kStrip = 16;
+#endif
+static_assert(kStrip <= static_cast<size_t>(kMhcStripColumns), "the plan books xgStrip for kMhcStripColumns");
+using DS = hn::CappedTag<float, kStrip / 2>;
+// Columns of 16-bit values in one 64-byte memory line: the prefetches ask for whole lines.
+constexpr size_t kLineColumns = 32;
 
 /**
- * The memory line two strips ahead of a strip (a line holds two strips of 16-bit values) of each row, in this
- * segment or past its end in the next block: the tiles prefetch their rows' lines while their fma chains run.
+ * The memory line after a strip's line of each row, in this segment or past its end in the next block: the tiles
+ * prefetch their rows' lines while their fma chains run.
  */
 struct Ahead {
   static constexpr int kRegions = MhcPrefetchRows::kRegions;
@@ -266,12 +275,12 @@ HWY_INLINE void SegmentColumns(D d, const MhcColumnSegment& sg, const Ahead& ahe
   for (; f < fusion; ++f) PhiTile<1, kV>(d, sg, f, c, s);
 }
 
-/** The lines two strips ahead of segment column c0 (none on odd strips: the even strip asked for their line). */
+/** The lines after segment column c0's line (none on a strip that does not start a line: an earlier one asked). */
 HWY_INLINE Ahead AheadOf(const MhcColumnSegment& sg, size_t c0) {
   constexpr size_t kBytes = 2;  // FLOAT16 / BF16
   Ahead ahead;
-  if ((c0 / kStrip) % 2 != 0) return ahead;
-  const size_t col = c0 + 2 * kStrip;
+  if (c0 % kLineColumns != 0) return ahead;
+  const size_t col = c0 + kLineColumns;
   const auto cols = static_cast<size_t>(sg.cols);
   if (col < cols) {
     ahead.rows = static_cast<size_t>(sg.rows);

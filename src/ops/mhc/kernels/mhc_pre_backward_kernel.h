@@ -17,8 +17,11 @@ namespace gradkit::kernels {
 using MhcStreamDotsFn = void (*)(aclDataType dtype, const void* x, const void* gin, int64_t streams, int64_t hidden,
                                  float* gPre);
 
-/** Columns of a block strip: the fused kernel computes one strip of every token of a block at a time. */
-inline constexpr int64_t kMhcStripColumns = 16;
+/**
+ * Columns of a block strip, at most: the fused kernel computes one strip of every token of a block at a time (the
+ * SIMD kernel's strips are 16 or, on AVX-512, 32 columns wide; xgStrip is booked for the widest).
+ */
+inline constexpr int64_t kMhcStripColumns = 32;
 
 /**
  * Rows of memory the next block will read or write, for a kernel to prefetch the first lines of while it ends a
