@@ -13,6 +13,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "hwy/targets.h"
 
 namespace gradkit::test {
 
@@ -62,5 +63,8 @@ inline ::testing::AssertionResult mentions(const std::string& message, std::init
   }
   return ::testing::AssertionSuccess();
 }
+
+/** Highway targets whose MulAdd is a multiply and an add (no fused multiply-add): kernels give other bits there. */
+inline constexpr int64_t kHwyTargetsWithoutFma = HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
 
 }  // namespace gradkit::test

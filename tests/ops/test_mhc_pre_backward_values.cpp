@@ -442,9 +442,6 @@ TEST(MhcPreBackwardValues, SimdAndScalarKernelsAgree) {
   }
 }
 
-// Highway targets whose MulAdd is a multiply and an add (no fused multiply-add instruction).
-constexpr int64_t kTargetsWithoutFma = HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
-
 TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
   // With the same h_pre dot products (the scalar ones) the SIMD segment kernel must give the scalar kernel's bits on
   // every target with fused multiply-add that the CPU runs: the same fma chains, the same elementwise operations.
@@ -469,7 +466,7 @@ TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
     const Result scalar = runPlan(p, &kernels::kMhcPreBackwardScalarKernels);
     expectMatchesGolden(p, scalar);
     for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      if ((target & kTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
+      if ((target & kHwyTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
       hwy::SetSupportedTargetsForTest(target);
       EXPECT_TRUE(sameBits(scalar, runPlan(p, &mixed))) << hwy::TargetName(target) << " " << describe(c);
     }

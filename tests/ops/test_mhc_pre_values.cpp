@@ -378,8 +378,9 @@ TEST_F(MhcPreValues, HandWorkedCase) {
 }
 
 // The SIMD and the scalar kernels run the same operations in the same order, so their bits agree (the spec only
-// asks for closeness; equal bits are the stronger check). Shapes reach every tail: D % 8 != 0, K % 256 != 0,
-// T % 4 != 0, panel widths 3 / 2+2 / 3+3 / 3+3+2+2 / 1 (F = 24, 32, 48, 80, 8).
+// asks for closeness; equal bits are the stronger check), on every FMA target the CPU runs (AVX2: 8 lanes; AVX-512:
+// token pairs, phi packed paired). Shapes reach every tail: D % 8 != 0, K % 256 != 0 (K % 16 != 0), T % 4 != 0 and
+// odd (a last pair of one token), 1 to 8 pairs, panel widths 3 / 2+2 / 3+3 / 3+3+2+2 / 1 (F = 24, 32, 48, 80, 8).
 TEST_F(MhcPreValues, SimdMatchesScalar) {
   const Shape shapes[] = {{37, 4, 80, 24}, {5, 4, 13, 32},   {33, 6, 50, 48},
                           {9, 8, 40, 80},  {6, 4, 21, 8, 2}, {3, 6, 7, 12, 2}};
@@ -392,11 +393,16 @@ TEST_F(MhcPreValues, SimdMatchesScalar) {
         o.hf32 = hf32;
         o.gamma = seed % 2 == 1;
         Inputs in = randomInputs(s, dtype, seed++);
-        const Outputs simd = runPlan(s, o, in, false, &kernels::kMhcPreSimdKernels);
         const Outputs scalar = runPlan(s, o, in, false, &kernels::kMhcPreScalarKernels);
-        EXPECT_TRUE(simd == scalar) << "T " << s.tokens << " N " << s.streams << " D " << s.hidden << " F " << s.fusion
-                                    << " dtype " << dtype << " hf32 " << hf32;
-        expectMatchesGolden(s, o, in, simd);
+        expectMatchesGolden(s, o, in, scalar);
+        for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+          if ((target & kHwyTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
+          hwy::SetSupportedTargetsForTest(target);
+          const Outputs simd = runPlan(s, o, in, false, &kernels::kMhcPreSimdKernels);
+          EXPECT_TRUE(simd == scalar) << hwy::TargetName(target) << " T " << s.tokens << " N " << s.streams << " D "
+                                      << s.hidden << " F " << s.fusion << " dtype " << dtype << " hf32 " << hf32;
+        }
+        hwy::SetSupportedTargetsForTest(0);
       }
     }
   }

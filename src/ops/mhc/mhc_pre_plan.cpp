@@ -55,6 +55,8 @@ MhcPrePlan planMhcPre(const MhcPreArgs& args) {
   const uint64_t hInBytes = static_cast<uint64_t>(dims.tokens * dims.hidden) * 2;
   p.streamHIn = !plan.hIn.staged() && hInBytes >= kStreamingStoreBytes;
 
+  plan.kernels = &chooseKernels(kernels::kMhcPreSimdKernels, kernels::kMhcPreScalarKernels);
+  p.pairedPhi = plan.kernels->pairedPhi();
   plan.packedPhi =
       booking.bookArray("packed phi", static_cast<uint64_t>(kernels::mhcPrePackedPhiFloats(p)), sizeof(float));
   const int64_t blocks = (dims.tokens + kernels::kMhcPreBlockTokens - 1) / kernels::kMhcPreBlockTokens;
@@ -62,7 +64,6 @@ MhcPrePlan planMhcPre(const MhcPreArgs& args) {
   plan.slotFloats = (kernels::mhcPreScratchFloats(p) + 15) / 16 * 16;  // each slot 64-byte aligned
   plan.scratch = booking.bookArray("block scratch (per thread)", static_cast<uint64_t>(plan.slots * plan.slotFloats),
                                    sizeof(float));
-  plan.kernels = &chooseKernels(kernels::kMhcPreSimdKernels, kernels::kMhcPreScalarKernels);
   return plan;
 }
 

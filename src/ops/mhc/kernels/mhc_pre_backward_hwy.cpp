@@ -120,7 +120,7 @@ bool StreamDots(bool half, const void* x, const void* gin, size_t streams, size_
 #if HWY_TARGET == HWY_AVX2 || !HWY_NATIVE_FMA
 constexpr size_t kRows = 6;
 #else
-constexpr size_t kRows = 8;
+constexpr size_t kRows = 8;  // 12 (24 accumulators) measured ~3 % slower on Zen 5
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 constexpr size_t kStrip = 32;

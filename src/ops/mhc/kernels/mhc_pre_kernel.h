@@ -42,6 +42,7 @@ struct MhcPreProblem {
   const float* gamma = nullptr;      // [K], or null (ones)
   const float* bias = nullptr;       // [F]
   const float* packedPhi = nullptr;  // mhcPrePackPhi's layout (HF32-rounded in opImplMode 1)
+  bool pairedPhi = false;            // packedPhi holds every value twice in a row (MhcPreKernels::pairedPhi)
   void* hIn = nullptr;               // [T, D], x's dtype
   bool streamHIn = false;            // hIn written with non-temporal stores (a large output would only evict x)
   float* hPost = nullptr;            // [T, N]
@@ -66,12 +67,14 @@ inline int64_t mhcPrePanelVectors(int64_t remainingVectors) {
   return remainingVectors < 3 ? remainingVectors : 3;
 }
 
-/** Floats of packed phi: K * paddedFusion(). */
+/** Floats of packed phi: K * paddedFusion(), twice that when pairedPhi. */
 int64_t mhcPrePackedPhiFloats(const MhcPreProblem& problem);
 
 /**
  * Packs phi ([F, K] dense) for the kernels: the panel starting at vector s with w vectors holds element (f, k)
- * at [8*s*K + k*8*w + (f - 8*s)], rows f >= F are zero; each value HF32-rounded when problem.hf32. Packs the
+ * at [8*s*K + k*8*w + (f - 8*s)], rows f >= F are zero; each value HF32-rounded when problem.hf32. When
+ * problem.pairedPhi every index is doubled and the value stored at it and the next one (an AVX-512 register of 16
+ * lanes then holds 8 columns for two tokens side by side). Packs the
  * k range [kBegin, kEnd) (callers split K over threads; the result does not depend on the split).
  */
 void mhcPrePackPhi(const MhcPreProblem& problem, const float* phi, int64_t kBegin, int64_t kEnd, float* packed);
@@ -84,6 +87,8 @@ struct MhcPreKernels {
   /** Computes every output of tokens [first, first + count), count <= kMhcPreBlockTokens, with `scratch`
    *  (mhcPreScratchFloats floats, private to the call). */
   void (*block)(const MhcPreProblem& problem, int64_t first, int64_t count, float* scratch);
+  /** Whether the kernel the CPU runs now wants phi packed paired (MhcPreProblem::pairedPhi); both layouts work. */
+  bool (*pairedPhi)();
 };
 extern const MhcPreKernels kMhcPreSimdKernels;
 extern const MhcPreKernels kMhcPreScalarKernels;

@@ -30,7 +30,9 @@ int64_t MhcPreProblem::chunkWidth() const {
   return std::min(kMhcPreChunkWidth, padded);
 }
 
-int64_t mhcPrePackedPhiFloats(const MhcPreProblem& problem) { return problem.width() * problem.paddedFusion(); }
+int64_t mhcPrePackedPhiFloats(const MhcPreProblem& problem) {
+  return problem.width() * problem.paddedFusion() * (problem.pairedPhi ? 2 : 1);
+}
 
 int64_t mhcPreScratchFloats(const MhcPreProblem& problem) { return mhc_pre::scratchLayout(problem).total; }
 
@@ -39,13 +41,14 @@ void mhcPrePackPhi(const MhcPreProblem& p, const float* phi, int64_t kBegin, int
   for (int64_t start = 0, w = 0; start < vectors; start += w) {
     w = mhcPrePanelVectors(vectors - start);
     const int64_t columns = w * kMhcPreLanes, firstRow = start * kMhcPreLanes;
-    float* panel = packed + firstRow * k;
+    const int64_t copies = p.pairedPhi ? 2 : 1;
+    float* panel = packed + firstRow * k * copies;
     for (int64_t kk = kBegin; kk < kEnd; ++kk) {
       for (int64_t c = 0; c < columns; ++c) {
         const int64_t row = firstRow + c;
         float value = row < p.fusion ? phi[row * k + kk] : 0.0f;
         if (p.hf32) value = roundToHf32(value);
-        panel[kk * columns + c] = value;
+        for (int64_t copy = 0; copy < copies; ++copy) panel[(kk * columns + c) * copies + copy] = value;
       }
     }
   }
@@ -76,11 +79,13 @@ void mhcPreBlockScalar(const MhcPreProblem& p, int64_t first, int64_t count, flo
     for (int64_t start = 0, w = 0; start < vectors; start += w) {  // h_mix += this chunk's products
       w = mhcPrePanelVectors(vectors - start);
       const int64_t columns = w * kMhcPreLanes;
-      const float* panel = p.packedPhi + start * kMhcPreLanes * k + k0 * columns;
+      const int64_t copies = p.pairedPhi ? 2 : 1;
+      const float* panel = p.packedPhi + (start * kMhcPreLanes * k + k0 * columns) * copies;
       for (int64_t t = 0; t < count; ++t) {
         for (int64_t c = 0; c < columns; ++c) {
           float acc = 0.0f;
-          for (int64_t kk = 0; kk < kc; ++kk) acc = std::fma(xg[t * chunk + kk], panel[kk * columns + c], acc);
+          for (int64_t kk = 0; kk < kc; ++kk)
+            acc = std::fma(xg[t * chunk + kk], panel[(kk * columns + c) * copies], acc);
           float& out = mix[t * fp + start * kMhcPreLanes + c];
           out = k0 == 0 ? acc : out + acc;
         }
@@ -101,6 +106,10 @@ void mhcPreBlockScalar(const MhcPreProblem& p, int64_t first, int64_t count, flo
   }
 }
 
-const MhcPreKernels kMhcPreScalarKernels{mhcPreBlockScalar};
+namespace {
+bool unpairedPhi() { return false; }
+}  // namespace
+
+const MhcPreKernels kMhcPreScalarKernels{mhcPreBlockScalar, unpairedPhi};
 
 }  // namespace gradkit::kernels
