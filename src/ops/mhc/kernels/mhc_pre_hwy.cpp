@@ -151,6 +151,28 @@ struct NextX {
   size_t stride = 0, elements = 0, rows = 0;
 };
 
+/** The prefetches of `next`'s rows [row0, row0 + maxRows), 64 bytes each, spread over a k loop of kc: one share
+ *  per step of 8 k. */
+class SpreadPrefetch {
+ public:
+  SpreadPrefetch(const NextX& next, size_t row0, size_t maxRows, size_t kc)
+      : next_(next), row0_(row0), linesPerRow_((next.elements + 31) / 32) {
+    const size_t rows = row0 < next.rows ? HWY_MIN(maxRows, next.rows - row0) : 0;
+    const size_t steps = (kc + 7) / 8;
+    lines_ = rows * linesPerRow_;
+    perStep_ = (lines_ + steps - 1) / steps;
+  }
+  HWY_INLINE void step() {
+    for (size_t q = 0; q < perStep_ && line_ < lines_; ++q, ++line_) {
+      hwy::Prefetch(next_.base + (row0_ + line_ / linesPerRow_) * next_.stride + (line_ % linesPerRow_) * 32);
+    }
+  }
+
+ private:
+  const NextX& next_;
+  size_t row0_, linesPerRow_, lines_ = 0, perStep_ = 0, line_ = 0;
+};
+
 /** kR token rows x kW vectors of h_mix: c (+)= sum over kk < kc of xg(r, kk) * panel(kk, :); prefetches the
  *  rows [row0, row0 + kR) of `next`. */
 template <size_t kW, size_t kR>
@@ -161,15 +183,9 @@ HWY_INLINE void MicroKernel(const float* HWY_RESTRICT xg, size_t lda, const floa
   for (size_t r = 0; r < kR; ++r) {
     for (size_t w = 0; w < kW; ++w) acc[r][w] = hn::Zero(d);
   }
-  const size_t rows = row0 < next.rows ? HWY_MIN(kR, next.rows - row0) : 0;
-  const size_t linesPerRow = (next.elements + 31) / 32;
-  const size_t lines = rows * linesPerRow, steps = (kc + 7) / 8;
-  const size_t perStep = (lines + steps - 1) / steps;
-  size_t line = 0;
+  SpreadPrefetch prefetch(next, row0, kR, kc);
   for (size_t k0 = 0; k0 < kc; k0 += 8) {
-    for (size_t q = 0; q < perStep && line < lines; ++q, ++line) {
-      hwy::Prefetch(next.base + (row0 + line / linesPerRow) * next.stride + (line % linesPerRow) * 32);
-    }
+    prefetch.step();
     const size_t end = HWY_MIN(kc, k0 + 8);
     for (size_t kk = k0; kk < end; ++kk) {
       V8 b[kW];
@@ -379,15 +395,9 @@ HWY_INLINE void PairedMicroKernel(const float* HWY_RESTRICT xg, size_t lda, cons
     for (size_t w = 0; w < kW; ++w) acc[p][w] = _mm512_setzero_ps();
   }
   const size_t row0 = 2 * pair0;
-  const size_t rows = row0 < next.rows ? HWY_MIN(2 * kP, next.rows - row0) : 0;
-  const size_t linesPerRow = (next.elements + 31) / 32;
-  const size_t lines = rows * linesPerRow, steps = (kc + 7) / 8;
-  const size_t perStep = (lines + steps - 1) / steps;
-  size_t line = 0;
+  SpreadPrefetch prefetch(next, row0, 2 * kP, kc);
   for (size_t k0 = 0; k0 < kc; k0 += 8) {
-    for (size_t q = 0; q < perStep && line < lines; ++q, ++line) {
-      hwy::Prefetch(next.base + (row0 + line / linesPerRow) * next.stride + (line % linesPerRow) * 32);
-    }
+    prefetch.step();
     const size_t end = HWY_MIN(kc, k0 + 8);
     for (size_t kk = k0; kk < end; ++kk) {
       __m512 b[kW];
