@@ -232,12 +232,73 @@ HWY_INLINE V8 HInVector(const uint16_t* x, size_t n, size_t dHidden, const V8* h
   return acc;
 }
 
+#if HWY_TARGET <= HWY_AVX3
+/** 16 elements of x from `from`, widened exactly. */
+template <bool kHalf>
+HWY_INLINE __m512 Widen16(const uint16_t* from) {
+  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from));
+  if constexpr (kHalf) return _mm512_cvtph_ps(bits);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+/** Narrow's rounding on 16 lanes. */
+template <bool kHalf>
+HWY_INLINE __m256i Narrow16(__m512 v) {
+  if constexpr (kHalf) return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+  const __m512i quiet = _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000));
+  const __m512i chosen = _mm512_mask_mov_epi32(rounded, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), quiet);
+  const __m512i highWords = _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 31, 29, 27, 25,
+                                             23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi16(highWords, chosen));
+}
+
+/** HInVector on 16 lanes (the same chain per lane); h16 holds the gates broadcast. */
+template <bool kHalf, size_t kN>
+HWY_INLINE __m512 HInVector16(const uint16_t* x, size_t n, size_t dHidden, const __m512* h16, size_t j) {
+  const size_t streams = kN != 0 ? kN : n;
+  __m512 acc = _mm512_mul_ps(Widen16<kHalf>(x + j), h16[0]);
+  for (size_t i = 1; i < streams; ++i) acc = _mm512_fmadd_ps(Widen16<kHalf>(x + i * dHidden + j), h16[i], acc);
+  return acc;
+}
+
+/** The first columns of TokenHIn 32 at a time (two chains of 16 lanes); returns the columns done. */
+template <bool kHalf, size_t kN>
+HWY_INLINE size_t TokenHIn16(const uint16_t* x, size_t n, size_t dHidden, const V8* h, uint16_t* out, bool stream) {
+  const size_t streams = kN != 0 ? kN : n;
+  if (streams > 8) return 0;  // the 8-lane loop takes any N
+  __m512 h16[8];
+  for (size_t i = 0; i < streams; ++i) h16[i] = _mm512_set1_ps(hn::GetLane(h[i]));
+  stream = stream && reinterpret_cast<uintptr_t>(out) % 32 == 0;  // else plain stores
+  size_t j = 0;
+  for (; j + 32 <= dHidden; j += 32) {
+    const __m256i lo = Narrow16<kHalf>(HInVector16<kHalf, kN>(x, n, dHidden, h16, j));
+    const __m256i hi = Narrow16<kHalf>(HInVector16<kHalf, kN>(x, n, dHidden, h16, j + 16));
+    auto* at = reinterpret_cast<__m256i*>(out + j);
+    if (stream) {
+      _mm256_stream_si256(at, lo);
+      _mm256_stream_si256(at + 1, hi);
+    } else {
+      _mm256_storeu_si256(at, lo);
+      _mm256_storeu_si256(at + 1, hi);
+    }
+  }
+  return j;
+}
+#endif  // HWY_TARGET <= HWY_AVX3
+
 /** h_in of one token: D values from its N streams and gate vectors h; non-temporal stores when
- *  `stream` (then `out` is 16-byte aligned and D a multiple of 8). */
+ *  `stream` (then `out` is 16-byte aligned and D a multiple of 8). On AVX-512 the first columns run 16 lanes wide. */
 template <bool kHalf, size_t kN>
 HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const V8* h, uint16_t* out, bool stream) {
   const hn::Rebind<uint16_t, D8> d16;
+#if HWY_TARGET <= HWY_AVX3
+  size_t j = TokenHIn16<kHalf, kN>(x, n, dHidden, h, out, stream);
+#else
   size_t j = 0;
+#endif
   for (; j + 16 <= dHidden; j += 16) {  // two independent chains per step
     const auto lo = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j));
     const auto hi = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j + 8));
@@ -277,14 +338,6 @@ HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const V8* 
 // side. The chunk of xg is staged pair by pair (xg[t0, k], xg[t1, k] adjacent, one 64-bit broadcast per pair and k)
 // and phi is packed paired (each value twice), so every lane of every multiply-add is a real product even where F
 // is not a multiple of 16 (F = 24 at N = 4). Each lane runs the same fma chain over k as the 8-lane kernel.
-
-/** 16 elements of x from `from`, widened exactly. */
-template <bool kHalf>
-HWY_INLINE __m512 Widen16(const uint16_t* from) {
-  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from));
-  if constexpr (kHalf) return _mm512_cvtph_ps(bits);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
-}
 
 /** xg of 16 lanes: v * gamma (kGamma), HF32-rounded (kHf32; Inf and NaN unchanged). */
 template <bool kGamma, bool kHf32>
