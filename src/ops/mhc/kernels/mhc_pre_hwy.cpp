@@ -5,6 +5,8 @@
 //   matmul: 4 token rows x w vectors of h_mix in registers; per k, broadcast xg(t, k) and fma with the packed
 //           phi panel row; each chunk's sums are added to h_mix in memory;
 //   h_in:   x0 * h0, then fma per stream; narrowed once (RNE).
+// On AVX-512 (when the plan packed phi paired) the matmul holds token pairs in 16-lane registers and h_in runs 16
+// lanes wide (see "AVX-512" below); every lane still runs the same chain, so the bits are the same.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/mhc/kernels/mhc_pre_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
