@@ -52,6 +52,8 @@ struct MhcPreProblem {
   float* hPre = nullptr;             // [T, N], or null
 
   int64_t width() const { return streams * hidden; }
+  /** Times each phi value is stored in packedPhi: 2 when pairedPhi. */
+  int64_t phiCopies() const { return pairedPhi ? 2 : 1; }
   /** F rounded up to whole column vectors. */
   int64_t paddedFusion() const { return (fusion + kMhcPreLanes - 1) / kMhcPreLanes * kMhcPreLanes; }
   /** The K chunk length (the last chunk may be shorter). */

@@ -31,7 +31,7 @@ int64_t MhcPreProblem::chunkWidth() const {
 }
 
 int64_t mhcPrePackedPhiFloats(const MhcPreProblem& problem) {
-  return problem.width() * problem.paddedFusion() * (problem.pairedPhi ? 2 : 1);
+  return problem.width() * problem.paddedFusion() * problem.phiCopies();
 }
 
 int64_t mhcPreScratchFloats(const MhcPreProblem& problem) { return mhc_pre::scratchLayout(problem).total; }
@@ -41,7 +41,7 @@ void mhcPrePackPhi(const MhcPreProblem& p, const float* phi, int64_t kBegin, int
   for (int64_t start = 0, w = 0; start < vectors; start += w) {
     w = mhcPrePanelVectors(vectors - start);
     const int64_t columns = w * kMhcPreLanes, firstRow = start * kMhcPreLanes;
-    const int64_t copies = p.pairedPhi ? 2 : 1;
+    const int64_t copies = p.phiCopies();
     float* panel = packed + firstRow * k * copies;
     for (int64_t kk = kBegin; kk < kEnd; ++kk) {
       for (int64_t c = 0; c < columns; ++c) {
@@ -79,7 +79,7 @@ void mhcPreBlockScalar(const MhcPreProblem& p, int64_t first, int64_t count, flo
     for (int64_t start = 0, w = 0; start < vectors; start += w) {  // h_mix += this chunk's products
       w = mhcPrePanelVectors(vectors - start);
       const int64_t columns = w * kMhcPreLanes;
-      const int64_t copies = p.pairedPhi ? 2 : 1;
+      const int64_t copies = p.phiCopies();
       const float* panel = p.packedPhi + (start * kMhcPreLanes * k + k0 * columns) * copies;
       for (int64_t t = 0; t < count; ++t) {
         for (int64_t c = 0; c < columns; ++c) {
