@@ -202,7 +202,7 @@ void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Output
   const int64_t w = std::min(kc, k - c0), h = std::min(tb, d.tokens - t0);
   const size_t size = dtypeSize(plan.dtype);
   const SlotLayout s = slotLayout(tb, kc);
-  float* gammaPart = out.gradGamma != nullptr ? scratch + s.gammaPart : nullptr;
+  float* gammaPart = out.gradGamma != nullptr && !plan.gammaFactored ? scratch + s.gammaPart : nullptr;
   const int64_t packAt = c0 / kc * f * plan.ldPack;
   if (gammaPart != nullptr) std::fill_n(gammaPart, w, 0.0f);
   for (int64_t col = c0; col < c0 + w;) {
@@ -216,7 +216,7 @@ void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Output
     sg.phi = data.phiPack + packAt + (col - c0), sg.ldPhi = plan.ldPack;
     sg.x = in.x + (t0 * k + col) * size, sg.ldx = k;
     sg.gin = in.gradHIn + (t0 * d.hidden + d0) * size, sg.ldGin = d.hidden;
-    sg.gamma = in.gamma != nullptr ? in.gamma + col : nullptr;
+    sg.gamma = in.gamma != nullptr && !plan.gammaFactored ? in.gamma + col : nullptr;
     sg.gradXPost = in.gradXPost != nullptr ? in.gradXPost + (t0 * k + col) * size : nullptr;
     sg.gradX = out.gradX + (t0 * k + col) * size;
     sg.gammaSum = gammaPart != nullptr ? gammaPart + (col - c0) : nullptr;
@@ -256,7 +256,7 @@ kernels::MhcPrefetchRows blockRows(const MhcPreBackwardPlan& plan, const Inputs&
 }
 
 // Slot columns [c0, c1) before the first token block: phi's columns packed by block (its rows lie K apart, which
-// would share L1 sets), the sums zeroed.
+// would share L1 sets; gamma folded in when factored), the sums zeroed.
 void slotStart(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
                int64_t c0, int64_t c1) {
   const int64_t f = plan.dims.fusion, k = plan.dims.width(), kc = plan.columnBlock, ld = plan.ldPack;
@@ -265,12 +265,18 @@ void slotStart(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& 
     for (int64_t row = 0; row < f; ++row) {
       const float* from = in.phi + row * k + b0;
       float* to = data.phiPack + at + row * ld;
-      for (int64_t c = 0; c < bw; ++c) to[c] = plan.hf32 ? roundToHf32(from[c]) : from[c];
+      if (plan.hf32) {
+        for (int64_t c = 0; c < bw; ++c) to[c] = roundToHf32(from[c]);
+      } else if (plan.gammaFactored) {
+        for (int64_t c = 0; c < bw; ++c) to[c] = in.gamma[b0 + c] * from[c];
+      } else {
+        std::copy_n(from, bw, to);
+      }
     }
     std::fill_n(data.phiSum + at, f * ld, 0.0f);
     std::fill_n(data.phiComp + at, f * ld, 0.0f);
   }
-  if (out.gradGamma != nullptr) {
+  if (out.gradGamma != nullptr && !plan.gammaFactored) {
     std::fill_n(out.gradGamma + c0, c1 - c0, 0.0f);
     std::fill_n(data.gammaComp + c0, c1 - c0, 0.0f);
   }
@@ -291,16 +297,35 @@ void slotTokenBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outp
   }
 }
 
-// Slot columns [c0, c1) after the last token block: the compensated sums into grad_phi and grad_gamma.
-void slotFinish(const MhcPreBackwardPlan& plan, const Outputs& out, const PassTwoData& data, int64_t c0, int64_t c1) {
+// Slot columns [c0, c1) after the last token block: the compensated sums into grad_phi and grad_gamma. Factored,
+// the sums P = sum_t dm^T x make grad_phi = gamma * P and grad_gamma = sum_f phi * P (in double, F terms).
+void slotFinish(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+                int64_t c0, int64_t c1) {
   const int64_t f = plan.dims.fusion, k = plan.dims.width(), kc = plan.columnBlock, ld = plan.ldPack;
+  std::vector<double> gammaTotal(static_cast<size_t>(kc));
   for (int64_t b0 = c0; b0 < c1; b0 += kc) {
     const int64_t bw = std::min(kc, c1 - b0), at = b0 / kc * f * ld;
+    std::fill(gammaTotal.begin(), gammaTotal.end(), 0.0);
     for (int64_t row = 0; row < f; ++row) {
-      kahanFinish(out.gradPhi + row * k + b0, data.phiSum + at + row * ld, data.phiComp + at + row * ld, bw);
+      const float* sum = data.phiSum + at + row * ld;
+      const float* comp = data.phiComp + at + row * ld;
+      float* to = out.gradPhi + row * k + b0;
+      if (!plan.gammaFactored) {
+        kahanFinish(to, sum, comp, bw);
+        continue;
+      }
+      const float* phi = in.phi + row * k + b0;
+      for (int64_t c = 0; c < bw; ++c) {
+        const double p = static_cast<double>(sum[c]) - static_cast<double>(comp[c]);
+        to[c] = static_cast<float>(static_cast<double>(in.gamma[b0 + c]) * p);
+        gammaTotal[static_cast<size_t>(c)] += static_cast<double>(phi[c]) * p;
+      }
+    }
+    if (plan.gammaFactored) {
+      for (int64_t c = 0; c < bw; ++c) out.gradGamma[b0 + c] = static_cast<float>(gammaTotal[static_cast<size_t>(c)]);
     }
   }
-  if (out.gradGamma != nullptr) kahanFinish(out.gradGamma + c0, data.gammaComp + c0, c1 - c0);
+  if (out.gradGamma != nullptr && !plan.gammaFactored) kahanFinish(out.gradGamma + c0, data.gammaComp + c0, c1 - c0);
 }
 
 // Both passes, one group of tokens at a time. Slot s of pass 2 owns a fixed range of whole column blocks; every
@@ -313,7 +338,7 @@ void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& 
   data.phiPack = plan.phiPack.in<float>(memory);
   data.phiSum = plan.phiSum.in<float>(memory);
   data.phiComp = plan.phiComp.in<float>(memory);
-  data.gammaComp = out.gradGamma != nullptr ? plan.gammaComp.in<float>(memory) : nullptr;
+  data.gammaComp = out.gradGamma != nullptr && !plan.gammaFactored ? plan.gammaComp.in<float>(memory) : nullptr;
   const MhcDims& d = plan.dims;
   const int64_t k = d.width(), blocks = ceilDiv(k, plan.columnBlock);
   float* scratch = plan.slotScratch.in<float>(memory);
@@ -334,7 +359,7 @@ void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& 
         for (int64_t t0 = g0; t0 < g1; t0 += plan.tokenBlock) {
           slotTokenBlock(plan, in, out, data, c0, c1, t0, scratch + slot * slotFloats);
         }
-        if (g1 == d.tokens) slotFinish(plan, out, data, c0, c1);
+        if (g1 == d.tokens) slotFinish(plan, in, out, data, c0, c1);
       }
     });
   }
@@ -351,6 +376,7 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   plan.dtype = args.x->dtype;
   plan.hcEps = args.hcEps;
   plan.hf32 = args.opImplMode == kMhcHf32Matmul;
+  plan.gammaFactored = args.gamma != nullptr && !plan.hf32;
 
   WorkspaceBooking& booking = plan.workspace;
   const auto stage = [&booking](const aclTensor& view, const char* name) {
@@ -384,7 +410,7 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   plan.phiPack = booking.bookArray("packed phi", packed, sizeof(float));
   plan.phiSum = booking.bookArray("grad_phi sums", packed, sizeof(float));
   plan.phiComp = booking.bookArray("grad_phi compensation", packed, sizeof(float));
-  if (args.gamma != nullptr)
+  if (args.gamma != nullptr && !plan.gammaFactored)
     plan.gammaComp = booking.bookArray("grad_gamma compensation", static_cast<uint64_t>(k), sizeof(float));
   plan.slots = std::max<int64_t>(1, std::min<int64_t>(threadCount(), blocks));
   plan.groupTokens =

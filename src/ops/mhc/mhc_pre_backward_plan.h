@@ -28,6 +28,11 @@ struct MhcPreBackwardPlan {
   aclDataType dtype = ACL_BF16;  // x, gradHIn, gradXPost, gradX
   float hcEps = 0.0f;
   bool hf32 = false;  // opImplMode 1: matmul operands rounded to HF32
+  // fp32 mode with gamma: gamma folded into the packed phi (dxg' = dm . (gamma * phi) is gamma * dxg), the kernels
+  // run without gamma (xg = x), and the end turns the sums P = sum_t dm^T x into grad_phi = gamma * P and
+  // grad_gamma = sum_f phi * P: three products and an add fewer per element of x. HF32 mode keeps x * gamma as the
+  // rounded matmul operand, as upstream's kernels round it.
+  bool gammaFactored = false;
   // Every tensor as the kernels read it: dense, staged when the caller's view is not.
   StagedTensor x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre, hPost;
   std::optional<StagedTensor> gamma, gradXPost, gradGamma;  // gradGamma only when gamma is given
