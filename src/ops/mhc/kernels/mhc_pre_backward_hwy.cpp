@@ -106,7 +106,7 @@ HWY_INLINE bool CpuConvertsBf16() {
 /**
  * AVX512_BF16's conversion of two registers (lo to the low half): RNE and NaN quieted as floatToBf16 does, but a
  * denormal becomes zero, so callers check for denormals first. Inline assembly: Highway 1.0.3 has no target that
- * enables AVX512_BF16, and the CPU is asked at run time (kMhcBf16Convert).
+ * enables AVX512_BF16, and the CPU is asked at run time (CpuConvertsBf16).
  */
 HWY_INLINE __m512i ConvertTwoToBf16(__m512 lo, __m512 hi) {
   __m512i out;
