@@ -425,13 +425,14 @@ void SegmentTyped(const MhcColumnSegment& segment) {
   // Streaming stores (AVX-512: a strip row is one line) where every row of a strip starts a line.
   const bool lineRows = kStrip * kBytes == 64 && static_cast<size_t>(sg.ldx) * kBytes % 64 == 0;
   const auto gradXAt = reinterpret_cast<uintptr_t>(sg.gradX);
+  const bool bf16Convert = CpuConvertsBf16();
   bool streamed = false;
   for (size_t c0 = 0; c0 < cols; c0 += kStrip) {
     const bool stream = lineRows && c0 + kStrip <= cols && (gradXAt + c0 * kBytes) % 64 == 0;
     streamed = streamed || stream;
     Ahead ahead = AheadOf(sg, c0, stream);
     ahead.stream = stream;
-    ahead.bf16Convert = CpuConvertsBf16();
+    ahead.bf16Convert = bf16Convert;
     // The strip's grad_phi sums (read at its end) and the next strip's phi: their blocks do not stay in L2.
     const size_t last = std::min(cols, c0 + kStrip) - 1, nextLast = std::min(cols, c0 + 2 * kStrip) - 1;
     for (size_t f = 0; f < fusion; ++f) {

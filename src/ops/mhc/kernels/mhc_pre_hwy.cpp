@@ -521,7 +521,7 @@ void BlockTyped(const MhcPreProblem& p, int64_t first, int64_t count, float* scr
   constexpr bool paired = false;  // Block refuses paired phi on this target
   const StageFn stage = ChooseStage<kHalf>(p.gamma != nullptr, p.hf32);
 #endif
-  const size_t copies = paired ? 2 : 1;
+  const auto copies = static_cast<size_t>(p.phiCopies());  // 2 when paired (Block refuses paired elsewhere)
 
   for (size_t k0 = 0; k0 < k; k0 += chunk) {
     const size_t kc = std::min(chunk, k - k0);
