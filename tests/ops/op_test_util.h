@@ -67,4 +67,18 @@ inline ::testing::AssertionResult mentions(const std::string& message, std::init
 /** Highway targets whose MulAdd is a multiply and an add (no fused multiply-add): kernels give other bits there. */
 inline constexpr int64_t kHwyTargetsWithoutFma = HWY_SSE4 | HWY_SSSE3 | HWY_EMU128 | HWY_SCALAR;
 
+/**
+ * Calls fn(target) with Highway dispatching to each target with fused multiply-add that this CPU runs (an AVX-512
+ * machine then checks its AVX2 kernels too), then restores the normal dispatch.
+ */
+template <class Fn>
+void forEachFmaTarget(Fn&& fn) {
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    if ((target & kHwyTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
+    hwy::SetSupportedTargetsForTest(target);
+    fn(target);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 }  // namespace gradkit::test

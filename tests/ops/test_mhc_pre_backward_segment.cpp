@@ -138,16 +138,13 @@ TEST(MhcPreBackwardSegment, SimdGivesTheScalarBitsOnLinesDenormalsAndSpecials) {
       for (uint16_t bits : scalar.gradX) denormals += (bits & 0x7f80) == 0 && (bits & 0x7f) != 0;
       EXPECT_GT(denormals, 100) << c.describe();
     }
-    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      if ((target & kHwyTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
-      hwy::SetSupportedTargetsForTest(target);
+    forEachFmaTarget([&](int64_t target) {
       const SegmentRun simd = runSegment(c, true);
       EXPECT_EQ(simd.gradX, scalar.gradX) << hwy::TargetName(target) << " " << c.describe();
       EXPECT_TRUE(sameFloatBits(simd.phiSum, scalar.phiSum)) << hwy::TargetName(target) << " " << c.describe();
       EXPECT_TRUE(sameFloatBits(simd.phiComp, scalar.phiComp)) << hwy::TargetName(target) << " " << c.describe();
       EXPECT_TRUE(sameFloatBits(simd.gammaSum, scalar.gammaSum)) << hwy::TargetName(target) << " " << c.describe();
-    }
-    hwy::SetSupportedTargetsForTest(0);
+    });
   }
 }
 

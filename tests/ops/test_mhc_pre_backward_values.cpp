@@ -465,12 +465,9 @@ TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
     const Problem p = makeProblem(c);
     const Result scalar = runPlan(p, &kernels::kMhcPreBackwardScalarKernels);
     expectMatchesGolden(p, scalar);
-    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      if ((target & kHwyTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
-      hwy::SetSupportedTargetsForTest(target);
+    forEachFmaTarget([&](int64_t target) {
       EXPECT_TRUE(sameBits(scalar, runPlan(p, &mixed))) << hwy::TargetName(target) << " " << describe(c);
-    }
-    hwy::SetSupportedTargetsForTest(0);
+    });
   }
 }
 

@@ -395,14 +395,11 @@ TEST_F(MhcPreValues, SimdMatchesScalar) {
         Inputs in = randomInputs(s, dtype, seed++);
         const Outputs scalar = runPlan(s, o, in, false, &kernels::kMhcPreScalarKernels);
         expectMatchesGolden(s, o, in, scalar);
-        for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-          if ((target & kHwyTargetsWithoutFma) != 0) continue;  // their MulAdd rounds twice
-          hwy::SetSupportedTargetsForTest(target);
+        forEachFmaTarget([&](int64_t target) {
           const Outputs simd = runPlan(s, o, in, false, &kernels::kMhcPreSimdKernels);
           EXPECT_TRUE(simd == scalar) << hwy::TargetName(target) << " T " << s.tokens << " N " << s.streams << " D "
                                       << s.hidden << " F " << s.fusion << " dtype " << dtype << " hf32 " << hf32;
-        }
-        hwy::SetSupportedTargetsForTest(0);
+        });
       }
     }
   }
