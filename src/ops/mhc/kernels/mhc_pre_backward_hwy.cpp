@@ -241,14 +241,9 @@ struct SegmentKind {
   static constexpr bool kHf32 = kHf32In;    // xg rounded to HF32
 };
 
-/**
- * Rows [r0, r0 + kR) x kV vectors of d from segment column c (strip column s): dxg = dm . phi in registers, then
- * gradX, the gamma sums and the strip's xg.
- */
-template <class Kind, size_t kR, size_t kV, class D>
-HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t r0, size_t c, size_t s) {
-  constexpr bool kHalf = Kind::kHalf;
-  const size_t lanes = hn::Lanes(d);
+/** The tile's share of the next lines: rows [r0, r0 + kR) of every region Ahead lists. */
+template <size_t kR>
+HWY_INLINE void PrefetchRows(const Ahead& ahead, size_t r0) {
   for (size_t r = r0; r < r0 + kR && r < ahead.rows; ++r) {
     for (int i = 0; i < Ahead::kRegions; ++i) {
       if (ahead.at[i] == nullptr) continue;
@@ -259,12 +254,73 @@ HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, s
       }
     }
   }
+}
+
+/**
+ * The gradX step of one row of kV vectors of d from segment column c (strip column s), given its dxg: gradX, the
+ * gamma sums (in row order) and the strip's xg.
+ */
+template <class Kind, size_t kV, class D>
+HWY_INLINE void GradXRow(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t row, size_t c, size_t s,
+                         const hn::Vec<D> (&dxgRow)[kV]) {
+  constexpr bool kHalf = Kind::kHalf;
+  const size_t lanes = hn::Lanes(d);
+  const auto ldx = static_cast<size_t>(sg.ldx);
+  const auto ldGin = static_cast<size_t>(sg.ldGin);
+  // On AVX-512 a row of the strip is one memory line of gradX, written whole.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  constexpr bool kWholeLine = kV == 2 && hn::MaxLanes(D()) == 16;
+#else
+  constexpr bool kWholeLine = false;
+#endif
+  const auto hPre = hn::Set(d, sg.hPre[row * static_cast<size_t>(sg.ldHPre)]);
+  const auto coef = hn::Set(d, sg.rmsCoef[row]);
+  hn::Vec<D> sums[kV];
+  for (size_t v = 0; v < kV; ++v) {
+    const size_t at = row * ldx + c + v * lanes;
+    const auto xf = LoadWide<kHalf>(d, sg.x, at);
+    const auto dxg = dxgRow[v];
+    const auto hin = hn::Mul(LoadWide<kHalf>(d, sg.gin, row * ldGin + c + v * lanes), hPre);
+    const auto rms = hn::Mul(xf, coef);
+    hn::Vec<D> gamma;
+    if constexpr (Kind::kGamma) gamma = hn::LoadU(d, sg.gamma + c + v * lanes);
+    auto sum = hn::Add(hn::Add(hin, rms), Kind::kGamma ? hn::Mul(gamma, dxg) : dxg);
+    if constexpr (Kind::kPost) sum = hn::Add(sum, LoadWide<kHalf>(d, sg.gradXPost, at));
+    if constexpr (Kind::kGamma) {
+      float* gammaSum = sg.gammaSum + c + v * lanes;
+      hn::StoreU(hn::Add(hn::LoadU(d, gammaSum), hn::Mul(xf, dxg)), d, gammaSum);
+    }
+    if constexpr (kWholeLine) {
+      sums[v] = sum;
+    } else {
+      StoreNarrow<kHalf>(d, sum, sg.gradX, at);
+    }
+    auto xg = Kind::kGamma ? hn::Mul(xf, gamma) : xf;
+    if constexpr (Kind::kHf32) xg = RoundHf32(d, xg);
+    hn::StoreU(xg, d, sg.xgStrip + row * kStrip + s + v * lanes);
+  }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (kWholeLine) {
+    StoreRow32<kHalf>(sums[0].raw, sums[1].raw, static_cast<uint16_t*>(sg.gradX) + row * ldx + c, ahead.stream,
+                      ahead.bf16Convert);
+  }
+#else
+  (void)sums;
+#endif
+}
+
+/**
+ * Rows [r0, r0 + kR) x kV vectors of d from segment column c (strip column s): dxg = dm . phi in registers, then
+ * the gradX step of every row.
+ */
+template <class Kind, size_t kR, size_t kV, class D>
+HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t r0, size_t c, size_t s) {
+  const size_t lanes = hn::Lanes(d);
+  PrefetchRows<kR>(ahead, r0);
   const auto fusion = static_cast<size_t>(sg.fusion);
   const auto ldPhi = static_cast<size_t>(sg.ldPhi);
   const float* HWY_RESTRICT dm = sg.dm + r0 * fusion;
   const float* HWY_RESTRICT phi = sg.phi + c;
-  const auto ldx = static_cast<size_t>(sg.ldx);
-  const auto ldGin = static_cast<size_t>(sg.ldGin);
   hn::Vec<D> acc[kR][kV];
   for (size_t r = 0; r < kR; ++r) {
     for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::Zero(d);
@@ -277,51 +333,46 @@ HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, s
       for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
   }
-  hn::Vec<D> gamma[kV], gammaSum[kV];
-  if constexpr (Kind::kGamma) {
-    for (size_t v = 0; v < kV; ++v) {
-      gamma[v] = hn::LoadU(d, sg.gamma + c + v * lanes);
-      gammaSum[v] = hn::LoadU(d, sg.gammaSum + c + v * lanes);
-    }
+  for (size_t r = 0; r < kR; ++r) GradXRow<Kind, kV>(d, sg, ahead, r0 + r, c, s, acc[r]);
+}
+
+/**
+ * A software-pipelined kRows x 2 tile: while its dxg multiply-adds run, the gradX steps of the previous tile's rows
+ * (rows r0 - kRows.., their dxg in `held`) run between them, one row per eighth of the f loop, so that the
+ * element-wise work and its loads overlap the multiply-adds instead of waiting for them (out-of-order execution
+ * alone does not reach across a tile: its gradX step fills the reorder buffer). Its own dxg goes to `held`.
+ */
+template <class Kind, class D>
+HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t r0, size_t c, size_t s,
+                               float* HWY_RESTRICT held, bool previous) {
+  constexpr size_t kV = 2;
+  const size_t lanes = hn::Lanes(d);
+  PrefetchRows<kRows>(ahead, r0);
+  const auto fusion = static_cast<size_t>(sg.fusion);
+  const auto ldPhi = static_cast<size_t>(sg.ldPhi);
+  const float* HWY_RESTRICT dm = sg.dm + r0 * fusion;
+  const float* HWY_RESTRICT phi = sg.phi + c;
+  hn::Vec<D> acc[kRows][kV];
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::Zero(d);
   }
-  // On AVX-512 a row of the strip is one memory line of gradX, written whole.
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  constexpr bool kWholeLine = kV == 2 && hn::MaxLanes(D()) == 16;
-#else
-  constexpr bool kWholeLine = false;
-#endif
-  for (size_t r = 0; r < kR; ++r) {
-    const size_t row = r0 + r;
-    const auto hPre = hn::Set(d, sg.hPre[row * static_cast<size_t>(sg.ldHPre)]);
-    const auto coef = hn::Set(d, sg.rmsCoef[row]);
-    hn::Vec<D> sums[kV];
-    for (size_t v = 0; v < kV; ++v) {
-      const size_t at = row * ldx + c + v * lanes;
-      const auto xf = LoadWide<kHalf>(d, sg.x, at);
-      const auto dxg = acc[r][v];
-      const auto hin = hn::Mul(LoadWide<kHalf>(d, sg.gin, row * ldGin + c + v * lanes), hPre);
-      const auto rms = hn::Mul(xf, coef);
-      auto sum = hn::Add(hn::Add(hin, rms), Kind::kGamma ? hn::Mul(gamma[v], dxg) : dxg);
-      if constexpr (Kind::kPost) sum = hn::Add(sum, LoadWide<kHalf>(d, sg.gradXPost, at));
-      if constexpr (Kind::kGamma) gammaSum[v] = hn::Add(gammaSum[v], hn::Mul(xf, dxg));
-      if constexpr (kWholeLine) {
-        sums[v] = sum;
-      } else {
-        StoreNarrow<kHalf>(d, sum, sg.gradX, at);
+  for (size_t q = 0; q < kRows; ++q) {
+    if (previous) {
+      const hn::Vec<D> dxg[kV] = {hn::Load(d, held + (q * kV) * lanes), hn::Load(d, held + (q * kV + 1) * lanes)};
+      GradXRow<Kind, kV>(d, sg, ahead, r0 - kRows + q, c, s, dxg);
+    }
+    const size_t f1 = (q + 1) * fusion / kRows;
+    for (size_t f = q * fusion / kRows; f < f1; ++f) {
+      hn::Vec<D> b[kV];
+      for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, phi + f * ldPhi + v * lanes);
+      for (size_t r = 0; r < kRows; ++r) {
+        const auto a = hn::Set(d, dm[r * fusion + f]);
+        for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
       }
-      auto xg = Kind::kGamma ? hn::Mul(xf, gamma[v]) : xf;
-      if constexpr (Kind::kHf32) xg = RoundHf32(d, xg);
-      hn::StoreU(xg, d, sg.xgStrip + row * kStrip + s + v * lanes);
     }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-    if constexpr (kWholeLine) {
-      StoreRow32<kHalf>(sums[0].raw, sums[1].raw, static_cast<uint16_t*>(sg.gradX) + row * ldx + c, ahead.stream,
-                        ahead.bf16Convert);
-    }
-#endif
   }
-  if constexpr (Kind::kGamma) {
-    for (size_t v = 0; v < kV; ++v) hn::StoreU(gammaSum[v], d, sg.gammaSum + c + v * lanes);
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t v = 0; v < kV; ++v) hn::Store(acc[r][v], d, held + (r * kV + v) * lanes);
   }
 }
 
@@ -370,7 +421,19 @@ HWY_INLINE void SegmentColumns(D d, const MhcColumnSegment& sg, const Ahead& ahe
   const auto rows = static_cast<size_t>(sg.rows);
   const auto fusion = static_cast<size_t>(sg.fusion);
   size_t r = 0;
-  for (; r + kRows <= rows; r += kRows) GradXTile<Kind, kRows, kV>(d, sg, ahead, r, c, s);
+  if constexpr (kV == 2) {
+    HWY_ALIGN float held[kRows * kV * hn::MaxLanes(D())];
+    for (; r + kRows <= rows; r += kRows) GradXTilePiped<Kind>(d, sg, ahead, r, c, s, held, r > 0);
+    if (r > 0) {
+      const size_t lanes = hn::Lanes(d);
+      for (size_t q = 0; q < kRows; ++q) {
+        const hn::Vec<D> dxg[kV] = {hn::Load(d, held + (q * kV) * lanes), hn::Load(d, held + (q * kV + 1) * lanes)};
+        GradXRow<Kind, kV>(d, sg, ahead, r - kRows + q, c, s, dxg);
+      }
+    }
+  } else {
+    for (; r + kRows <= rows; r += kRows) GradXTile<Kind, kRows, kV>(d, sg, ahead, r, c, s);
+  }
   for (; r < rows; ++r) GradXTile<Kind, 1, kV>(d, sg, ahead, r, c, s);
   size_t f = 0;
   for (; f + kRows <= fusion; f += kRows) PhiTile<kRows, kV>(d, sg, f, c, s);
