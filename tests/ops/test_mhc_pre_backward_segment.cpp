@@ -89,7 +89,14 @@ SegmentRun runSegment(const SegmentCase& c, bool simd) {
 
   MhcColumnSegment sg;
   sg.rows = c.rows, sg.cols = c.cols, sg.fusion = kFusion;
-  sg.dm = dm.data(), sg.rmsCoef = coef.data(), sg.hPre = hPre.data() + 1, sg.ldHPre = kStreams;
+  std::vector<float> dmTiles(static_cast<size_t>((c.rows + 7) / 8 * 8 * kFusion));
+  for (int64_t r = 0; r < c.rows; ++r) {
+    for (int64_t f = 0; f < kFusion; ++f) {
+      dmTiles[static_cast<size_t>(r / 8 * kFusion * 8 + f * 8 + r % 8)] = dm[static_cast<size_t>(r * kFusion + f)];
+    }
+  }
+  sg.dm = dm.data(), sg.dmTiles = dmTiles.data(), sg.rmsCoef = coef.data(), sg.hPre = hPre.data() + 1,
+  sg.ldHPre = kStreams;
   sg.phi = phi.data(), sg.ldPhi = ldPhi;
   sg.x = x.data(), sg.ldx = c.ldx, sg.gin = gin.data(), sg.ldGin = c.ldx;
   sg.gamma = c.gamma ? gamma.data() : nullptr;

@@ -23,6 +23,7 @@ constexpr int64_t kTokenChunk = 60;
 // AVX-512): with 128 two rows of every strip ran in 1-row tiles, whose chains wait on each other (~5 % of the kernel).
 constexpr int64_t kTokenBlock = 120;
 static_assert(kTokenBlock % kTokenChunk == 0, "a token block holds whole pass-1 chunks");
+static_assert(kTokenBlock % kernels::kMhcDmTileRows == 0, "a token block holds whole dm tiles");
 // Both passes run one group of tokens at a time, so dm and the per-token coefficients need workspace for one group
 // only, whatever T is. With several slots a group is K tokens (dm [group, F] is then about one [F, K] array, the size
 // of packed phi), at least 16 token blocks: each group costs two parallel regions, whose barriers cost more than
@@ -146,6 +147,7 @@ void passOneGroup(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, terms = f + 3;
   float* dm = plan.dm.in<float>(memory);
+  float* dmTiles = plan.dmTiles.in<float>(memory);
   float* coef = plan.rmsCoef.in<float>(memory);
   float* sums = plan.chunkSums.in<float>(memory);
   const int64_t chunks = ceilDiv(g1 - g0, plan.tokenChunk);
@@ -157,7 +159,11 @@ void passOneGroup(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory
       const int64_t first = g0 + chunk * plan.tokenChunk, last = std::min(g1, first + plan.tokenChunk);
       for (int64_t t = first; t < last; ++t) {
         float alphaTerm[3];
-        tokenTerms(plan, in, t, gPre.data(), dz.data(), alphaTerm, dm + (t - g0) * f, coef[t - g0]);
+        const int64_t token = t - g0;
+        tokenTerms(plan, in, t, gPre.data(), dz.data(), alphaTerm, dm + token * f, coef[token]);
+        float* tile =
+            dmTiles + token / kernels::kMhcDmTileRows * f * kernels::kMhcDmTileRows + token % kernels::kMhcDmTileRows;
+        for (int64_t j = 0; j < f; ++j) tile[j * kernels::kMhcDmTileRows] = dm[token * f + j];
         for (int64_t row = 0; row < f; ++row) acc[row].add(dz[row]);
         for (int64_t b = 0; b < 3; ++b) acc[f + b].add(alphaTerm[b]);
       }
@@ -185,6 +191,7 @@ void passOneTotals(const MhcPreBackwardPlan& plan, const Outputs& out, const std
 // The matmul operands and accumulators of pass 2, resolved against the workspace.
 struct PassTwoData {
   const float* dm;       // [group, F] from token firstToken
+  const float* dmTiles;  // the same in tiles of kMhcDmTileRows tokens
   const float* rmsCoef;  // [group] from token firstToken
   int64_t firstToken;    // the group's first token
   float* phiPack;        // [blocks, F, ldPack] phi by column block (HF32-rounded in mode 1)
@@ -211,6 +218,7 @@ void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Output
     kernels::MhcColumnSegment sg;
     sg.rows = h, sg.cols = len, sg.fusion = f;
     sg.dm = data.dm + (t0 - data.firstToken) * f;
+    sg.dmTiles = data.dmTiles + (t0 - data.firstToken) * f;  // token blocks start tiles
     sg.rmsCoef = data.rmsCoef + (t0 - data.firstToken);
     sg.hPre = in.hPre + t0 * d.streams + stream, sg.ldHPre = d.streams;
     sg.phi = data.phiPack + packAt + (col - c0), sg.ldPhi = plan.ldPack;
@@ -333,6 +341,7 @@ void slotFinish(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs&
 void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
   PassTwoData data;
   data.dm = plan.dm.in<float>(memory);
+  data.dmTiles = plan.dmTiles.in<float>(memory);
   data.rmsCoef = plan.rmsCoef.in<float>(memory);
   data.firstToken = 0;
   data.phiPack = plan.phiPack.in<float>(memory);
@@ -417,6 +426,8 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
       plan.slots == 1 ? plan.tokenBlock : std::max(plan.tokenBlock * kMinGroupBlocks, roundUp(k, plan.tokenBlock));
   plan.groupTokens = std::min(d.tokens, plan.groupTokens);
   plan.dm = booking.bookArray("dm", static_cast<uint64_t>(plan.groupTokens * f), sizeof(float));
+  plan.dmTiles = booking.bookArray(
+      "dm tiles", static_cast<uint64_t>(roundUp(plan.groupTokens, kernels::kMhcDmTileRows) * f), sizeof(float));
   plan.rmsCoef = booking.bookArray("rms coefficient", static_cast<uint64_t>(plan.groupTokens), sizeof(float));
   plan.chunkSums = booking.bookArray(
       "chunk sums", static_cast<uint64_t>(ceilDiv(plan.groupTokens, plan.tokenChunk) * (f + 3)), sizeof(float));

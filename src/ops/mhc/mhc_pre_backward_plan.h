@@ -41,7 +41,7 @@ struct MhcPreBackwardPlan {
   // Both passes one group of groupTokens tokens (whole token blocks) at a time. Pass 1: the group's tokens in chunks
   // of tokenChunk; dm [groupTokens, F] and rmsCoef [groupTokens] (fp32), per-chunk sums [group's chunks, F + 3].
   int64_t groupTokens = 0, tokenChunk = 0;
-  WorkspaceRegion dm, rmsCoef, chunkSums;
+  WorkspaceRegion dm, dmTiles, rmsCoef, chunkSums;  // dmTiles: dm in tiles of kMhcDmTileRows tokens
   // Pass 2: columns in blocks of columnBlock, a fixed range of whole blocks per slot (one slot per thread at most),
   // tokens in blocks of tokenBlock. phiPack, phiSum, phiComp [blocks, F, ldPack]: phi (HF32-rounded in mode 1),
   // grad_phi's running sums and their Kahan compensations by column block; gammaComp [K]: grad_gamma's

@@ -350,7 +350,11 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
   PrefetchRows<kRows>(ahead, r0);
   const auto fusion = static_cast<size_t>(sg.fusion);
   const auto ldPhi = static_cast<size_t>(sg.ldPhi);
-  const float* HWY_RESTRICT dm = sg.dm + r0 * fusion;
+  // dm[r0 + r, f] at f * dmF + r * dmR: from the plan's tiles when they match the tile (one base pointer for the
+  // eight rows' values, which leaves registers to the gradX steps).
+  constexpr bool kTiled = kRows == static_cast<size_t>(kMhcDmTileRows);
+  const float* HWY_RESTRICT dm = kTiled ? sg.dmTiles + r0 * fusion : sg.dm + r0 * fusion;
+  const size_t dmF = kTiled ? kRows : 1, dmR = kTiled ? 1 : fusion;
   const float* HWY_RESTRICT phi = sg.phi + c;
   hn::Vec<D> acc[kRows][kV];
   for (size_t r = 0; r < kRows; ++r) {
@@ -366,7 +370,7 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
       hn::Vec<D> b[kV];
       for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, phi + f * ldPhi + v * lanes);
       for (size_t r = 0; r < kRows; ++r) {
-        const auto a = hn::Set(d, dm[r * fusion + f]);
+        const auto a = hn::Set(d, dm[f * dmF + r * dmR]);
         for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
       }
     }

@@ -23,6 +23,9 @@ using MhcStreamDotsFn = void (*)(aclDataType dtype, const void* x, const void* g
  */
 inline constexpr int64_t kMhcStripColumns = 32;
 
+/** Rows of a tile of dm in MhcColumnSegment::dmTiles: a tile holds dm[r0 + i, f] at f * kMhcDmTileRows + i. */
+inline constexpr int64_t kMhcDmTileRows = 8;
+
 /**
  * Rows of memory the next block will read or write, for a kernel to prefetch the first lines of while it ends a
  * segment (rows of a block lie a whole token apart, a pattern the hardware prefetchers do not follow). A hint only.
@@ -45,6 +48,7 @@ struct MhcColumnSegment {
   int64_t cols = 0;                 // columns of the segment
   int64_t fusion = 0;               // F
   const float* dm = nullptr;        // [rows, fusion] dm (HF32-rounded in mode 1)
+  const float* dmTiles = nullptr;   // the same values in tiles of kMhcDmTileRows rows, each [fusion, kMhcDmTileRows]
   const float* rmsCoef = nullptr;   // [rows] -g_r * r^3 / K
   const float* hPre = nullptr;      // hPre[t0, stream]; row r at hPre[r * ldHPre] (with hc_eps)
   int64_t ldHPre = 0;               // streams
