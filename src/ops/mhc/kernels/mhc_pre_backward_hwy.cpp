@@ -126,8 +126,8 @@ HWY_INLINE void StoreRow32(__m512 lo, __m512 hi, void* at, bool stream, bool bf1
     const __m256i low = _mm512_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     line = _mm512_inserti64x4(_mm512_castsi256_si512(low),
                               _mm512_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 1);
-  } else if (bf16Convert &&
-             (_mm512_fpclass_ps_mask(lo, 0x20) | _mm512_fpclass_ps_mask(hi, 0x20)) == 0) {  // 0x20: denormal
+  } else if (bf16Convert &&  // 0x20: denormal; kortest tests the two masks without moving them to a GPR
+             _kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20))) {
     line = ConvertTwoToBf16(lo, hi);
   } else {
     const hn::CappedTag<float, 16> d;
