@@ -360,17 +360,18 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
   for (size_t r = 0; r < kRows; ++r) {
     for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::Zero(d);
   }
+  // phi and dm walk on from one eighth of the f loop to the next: no address is computed anew per eighth.
+  size_t f = 0;
   for (size_t q = 0; q < kRows; ++q) {
     if (previous) {
       const hn::Vec<D> dxg[kV] = {hn::Load(d, held + (q * kV) * lanes), hn::Load(d, held + (q * kV + 1) * lanes)};
       GradXRow<Kind, kV>(d, sg, ahead, r0 - kRows + q, c, s, dxg);
     }
-    const size_t f1 = (q + 1) * fusion / kRows;
-    for (size_t f = q * fusion / kRows; f < f1; ++f) {
+    for (const size_t f1 = (q + 1) * fusion / kRows; f < f1; ++f, phi += ldPhi, dm += dmF) {
       hn::Vec<D> b[kV];
-      for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, phi + f * ldPhi + v * lanes);
+      for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, phi + v * lanes);
       for (size_t r = 0; r < kRows; ++r) {
-        const auto a = hn::Set(d, dm[f * dmF + r * dmR]);
+        const auto a = hn::Set(d, dm[r * dmR]);
         for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
       }
     }
