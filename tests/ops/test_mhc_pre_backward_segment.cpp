@@ -89,10 +89,12 @@ SegmentRun runSegment(const SegmentCase& c, bool simd) {
 
   MhcColumnSegment sg;
   sg.rows = c.rows, sg.cols = c.cols, sg.fusion = kFusion;
-  std::vector<float> dmTiles(static_cast<size_t>((c.rows + 7) / 8 * 8 * kFusion));
+  constexpr int64_t kTile = kernels::kMhcDmTileRows;
+  std::vector<float> dmTiles(static_cast<size_t>((c.rows + kTile - 1) / kTile * kTile * kFusion));
   for (int64_t r = 0; r < c.rows; ++r) {
     for (int64_t f = 0; f < kFusion; ++f) {
-      dmTiles[static_cast<size_t>(r / 8 * kFusion * 8 + f * 8 + r % 8)] = dm[static_cast<size_t>(r * kFusion + f)];
+      dmTiles[static_cast<size_t>((r / kTile * kFusion + f) * kTile + r % kTile)] =
+          dm[static_cast<size_t>(r * kFusion + f)];
     }
   }
   sg.dm = dm.data(), sg.dmTiles = dmTiles.data(), sg.rmsCoef = coef.data(), sg.hPre = hPre.data() + 1,

@@ -350,11 +350,11 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
   PrefetchRows<kRows>(ahead, r0);
   const auto fusion = static_cast<size_t>(sg.fusion);
   const auto ldPhi = static_cast<size_t>(sg.ldPhi);
-  // dm[r0 + r, f] at f * dmF + r * dmR: from the plan's tiles when they match the tile (one base pointer for the
-  // eight rows' values, which leaves registers to the gradX steps).
-  constexpr bool kTiled = kRows == static_cast<size_t>(kMhcDmTileRows);
-  const float* HWY_RESTRICT dm = kTiled ? sg.dmTiles + r0 * fusion : sg.dm + r0 * fusion;
-  const size_t dmF = kTiled ? kRows : 1, dmR = kTiled ? 1 : fusion;
+  // dm from the plan's tiles: one f's values of the tile's rows side by side, so that one base pointer serves the
+  // eight (six) rows and registers are left to the gradX steps.
+  constexpr auto kTileRows = static_cast<size_t>(kMhcDmTileRows);
+  static_assert(kTileRows % kRows == 0, "r0 is a multiple of kRows: a row tile lies inside one dm tile");
+  const float* HWY_RESTRICT dm = sg.dmTiles + r0 / kTileRows * fusion * kTileRows + r0 % kTileRows;
   const float* HWY_RESTRICT phi = sg.phi + c;
   hn::Vec<D> acc[kRows][kV];
   for (size_t r = 0; r < kRows; ++r) {
@@ -367,11 +367,11 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
       const hn::Vec<D> dxg[kV] = {hn::Load(d, held + (q * kV) * lanes), hn::Load(d, held + (q * kV + 1) * lanes)};
       GradXRow<Kind, kV>(d, sg, ahead, r0 - kRows + q, c, s, dxg);
     }
-    for (const size_t f1 = (q + 1) * fusion / kRows; f < f1; ++f, phi += ldPhi, dm += dmF) {
+    for (const size_t f1 = (q + 1) * fusion / kRows; f < f1; ++f, phi += ldPhi, dm += kTileRows) {
       hn::Vec<D> b[kV];
       for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, phi + v * lanes);
       for (size_t r = 0; r < kRows; ++r) {
-        const auto a = hn::Set(d, dm[r * dmR]);
+        const auto a = hn::Set(d, dm[r]);
         for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
       }
     }

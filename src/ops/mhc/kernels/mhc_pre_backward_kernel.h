@@ -23,8 +23,12 @@ using MhcStreamDotsFn = void (*)(aclDataType dtype, const void* x, const void* g
  */
 inline constexpr int64_t kMhcStripColumns = 32;
 
-/** Rows of a tile of dm in MhcColumnSegment::dmTiles: a tile holds dm[r0 + i, f] at f * kMhcDmTileRows + i. */
-inline constexpr int64_t kMhcDmTileRows = 8;
+/**
+ * Rows of a tile of dm in MhcColumnSegment::dmTiles: tile j holds dm[j * kMhcDmTileRows + i, f] at
+ * (j * fusion + f) * kMhcDmTileRows + i. A multiple of the SIMD kernel's row tiles (6 rows on AVX2, 8 on AVX-512),
+ * so that each of them finds one f's values of its rows side by side.
+ */
+inline constexpr int64_t kMhcDmTileRows = 24;
 
 /**
  * Rows of memory the next block will read or write, for a kernel to prefetch the first lines of while it ends a
