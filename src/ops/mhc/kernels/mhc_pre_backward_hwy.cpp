@@ -336,11 +336,20 @@ HWY_INLINE void GradXTile(D d, const MhcColumnSegment& sg, const Ahead& ahead, s
   for (size_t r = 0; r < kR; ++r) GradXRow<Kind, kV>(d, sg, ahead, r0 + r, c, s, acc[r]);
 }
 
+/** The gradX step of row q of the tile whose dxg waits in `held` (kRows x 2 vectors), the tile's first row r0. */
+template <class Kind, class D>
+HWY_INLINE void HeldRow(D d, const MhcColumnSegment& sg, const Ahead& ahead, const float* HWY_RESTRICT held, size_t r0,
+                        size_t q, size_t c, size_t s) {
+  const size_t lanes = hn::Lanes(d);
+  const hn::Vec<D> dxg[2] = {hn::Load(d, held + 2 * q * lanes), hn::Load(d, held + (2 * q + 1) * lanes)};
+  GradXRow<Kind, 2>(d, sg, ahead, r0 + q, c, s, dxg);
+}
+
 /**
  * A software-pipelined kRows x 2 tile: while its dxg multiply-adds run, the gradX steps of the previous tile's rows
- * (rows r0 - kRows.., their dxg in `held`) run between them, one row per eighth of the f loop, so that the
- * element-wise work and its loads overlap the multiply-adds instead of waiting for them (out-of-order execution
- * alone does not reach across a tile: its gradX step fills the reorder buffer). Its own dxg goes to `held`.
+ * (their dxg in `held`) run between them, one row per kRows-th of the f loop, so that the element-wise work and its
+ * loads overlap the multiply-adds instead of waiting for them (out-of-order execution alone does not reach across
+ * a tile: its gradX steps fill the reorder buffer). Its own dxg goes to `held`.
  */
 template <class Kind, class D>
 HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahead, size_t r0, size_t c, size_t s,
@@ -350,8 +359,8 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
   PrefetchRows<kRows>(ahead, r0);
   const auto fusion = static_cast<size_t>(sg.fusion);
   const auto ldPhi = static_cast<size_t>(sg.ldPhi);
-  // dm from the plan's tiles: one f's values of the tile's rows side by side, so that one base pointer serves the
-  // eight (six) rows and registers are left to the gradX steps.
+  // dm from the plan's tiles: one f's values of the tile's rows side by side, so that one base pointer serves all
+  // its rows and registers are left to the gradX steps.
   constexpr auto kTileRows = static_cast<size_t>(kMhcDmTileRows);
   static_assert(kTileRows % kRows == 0, "r0 is a multiple of kRows: a row tile lies inside one dm tile");
   const float* HWY_RESTRICT dm = sg.dmTiles + r0 / kTileRows * fusion * kTileRows + r0 % kTileRows;
@@ -360,13 +369,10 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
   for (size_t r = 0; r < kRows; ++r) {
     for (size_t v = 0; v < kV; ++v) acc[r][v] = hn::Zero(d);
   }
-  // phi and dm walk on from one eighth of the f loop to the next: no address is computed anew per eighth.
+  // phi and dm walk on from one part of the f loop to the next: no address is computed anew per part.
   size_t f = 0;
   for (size_t q = 0; q < kRows; ++q) {
-    if (previous) {
-      const hn::Vec<D> dxg[kV] = {hn::Load(d, held + (q * kV) * lanes), hn::Load(d, held + (q * kV + 1) * lanes)};
-      GradXRow<Kind, kV>(d, sg, ahead, r0 - kRows + q, c, s, dxg);
-    }
+    if (previous) HeldRow<Kind>(d, sg, ahead, held, r0 - kRows, q, c, s);
     for (const size_t f1 = (q + 1) * fusion / kRows; f < f1; ++f, phi += ldPhi, dm += kTileRows) {
       hn::Vec<D> b[kV];
       for (size_t v = 0; v < kV; ++v) b[v] = hn::LoadU(d, phi + v * lanes);
@@ -429,13 +435,7 @@ HWY_INLINE void SegmentColumns(D d, const MhcColumnSegment& sg, const Ahead& ahe
   if constexpr (kV == 2) {
     HWY_ALIGN float held[kRows * kV * hn::MaxLanes(D())];
     for (; r + kRows <= rows; r += kRows) GradXTilePiped<Kind>(d, sg, ahead, r, c, s, held, r > 0);
-    if (r > 0) {
-      const size_t lanes = hn::Lanes(d);
-      for (size_t q = 0; q < kRows; ++q) {
-        const hn::Vec<D> dxg[kV] = {hn::Load(d, held + (q * kV) * lanes), hn::Load(d, held + (q * kV + 1) * lanes)};
-        GradXRow<Kind, kV>(d, sg, ahead, r - kRows + q, c, s, dxg);
-      }
-    }
+    for (size_t q = 0; r > 0 && q < kRows; ++q) HeldRow<Kind>(d, sg, ahead, held, r - kRows, q, c, s);
   } else {
     for (; r + kRows <= rows; r += kRows) GradXTile<Kind, kRows, kV>(d, sg, ahead, r, c, s);
   }

@@ -52,7 +52,7 @@ struct MhcColumnSegment {
   int64_t cols = 0;                 // columns of the segment
   int64_t fusion = 0;               // F
   const float* dm = nullptr;        // [rows, fusion] dm (HF32-rounded in mode 1)
-  const float* dmTiles = nullptr;   // the same values in tiles of kMhcDmTileRows rows, each [fusion, kMhcDmTileRows]
+  const float* dmTiles = nullptr;   // the same values in tiles of kMhcDmTileRows rows (row 0 starts a tile)
   const float* rmsCoef = nullptr;   // [rows] -g_r * r^3 / K
   const float* hPre = nullptr;      // hPre[t0, stream]; row r at hPre[r * ldHPre] (with hc_eps)
   int64_t ldHPre = 0;               // streams
