@@ -487,8 +487,6 @@ void SegmentTyped(const MhcColumnSegment& segment) {
   const hn::CappedTag<float, 1> d1;
   const size_t lanes = hn::Lanes(d);
   const auto cols = static_cast<size_t>(sg.cols);
-  const auto fusion = static_cast<size_t>(sg.fusion);
-  const auto ldPhi = static_cast<size_t>(sg.ldPhi);
   constexpr size_t kBytes = 2;  // FLOAT16 / BF16
   // Streaming stores (AVX-512: a strip row is one line) where every row of a strip starts a line.
   const bool lineRows = kStrip * kBytes == 64 && static_cast<size_t>(sg.ldx) * kBytes % 64 == 0;
@@ -501,18 +499,6 @@ void SegmentTyped(const MhcColumnSegment& segment) {
     Ahead ahead = AheadOf(sg, c0, stream);
     ahead.stream = stream;
     ahead.bf16Convert = bf16Convert;
-    // The strip's grad_phi sums (read at its end) and the next strip's phi: their blocks do not stay in L2.
-    const size_t last = std::min(cols, c0 + kStrip) - 1, nextLast = std::min(cols, c0 + 2 * kStrip) - 1;
-    for (size_t f = 0; f < fusion; ++f) {
-      __builtin_prefetch(sg.phiSum + f * ldPhi + c0, 1, 3);
-      __builtin_prefetch(sg.phiSum + f * ldPhi + last, 1, 3);
-      __builtin_prefetch(sg.phiComp + f * ldPhi + c0, 1, 3);
-      __builtin_prefetch(sg.phiComp + f * ldPhi + last, 1, 3);
-      if (c0 + kStrip < cols) {
-        __builtin_prefetch(sg.phi + f * ldPhi + c0 + kStrip, 0, 3);
-        __builtin_prefetch(sg.phi + f * ldPhi + nextLast, 0, 3);
-      }
-    }
     const size_t w = std::min(kStrip, cols - c0);
     size_t s = 0;
     for (; s + 2 * lanes <= w; s += 2 * lanes) SegmentColumns<Kind, 2>(d, sg, ahead, c0 + s, s);
