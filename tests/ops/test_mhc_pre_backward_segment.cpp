@@ -93,8 +93,7 @@ SegmentRun runSegment(const SegmentCase& c, bool simd) {
   std::vector<float> dmTiles(static_cast<size_t>((c.rows + kTile - 1) / kTile * kTile * kFusion));
   for (int64_t r = 0; r < c.rows; ++r) {
     for (int64_t f = 0; f < kFusion; ++f) {
-      dmTiles[static_cast<size_t>((r / kTile * kFusion + f) * kTile + r % kTile)] =
-          dm[static_cast<size_t>(r * kFusion + f)];
+      dmTiles[static_cast<size_t>(kernels::mhcDmTileIndex(r, f, kFusion))] = dm[static_cast<size_t>(r * kFusion + f)];
     }
   }
   sg.dm = dm.data(), sg.dmTiles = dmTiles.data(), sg.rmsCoef = coef.data(), sg.hPre = hPre.data() + 1,

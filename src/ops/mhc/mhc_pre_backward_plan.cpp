@@ -161,9 +161,7 @@ void passOneGroup(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory
         float alphaTerm[3];
         const int64_t token = t - g0;
         tokenTerms(plan, in, t, gPre.data(), dz.data(), alphaTerm, dm + token * f, coef[token]);
-        float* tile =
-            dmTiles + token / kernels::kMhcDmTileRows * f * kernels::kMhcDmTileRows + token % kernels::kMhcDmTileRows;
-        for (int64_t j = 0; j < f; ++j) tile[j * kernels::kMhcDmTileRows] = dm[token * f + j];
+        for (int64_t j = 0; j < f; ++j) dmTiles[kernels::mhcDmTileIndex(token, j, f)] = dm[token * f + j];
         for (int64_t row = 0; row < f; ++row) acc[row].add(dz[row]);
         for (int64_t b = 0; b < 3; ++b) acc[f + b].add(alphaTerm[b]);
       }

@@ -363,7 +363,7 @@ HWY_INLINE void GradXTilePiped(D d, const MhcColumnSegment& sg, const Ahead& ahe
   // its rows and registers are left to the gradX steps.
   constexpr auto kTileRows = static_cast<size_t>(kMhcDmTileRows);
   static_assert(kTileRows % kRows == 0, "r0 is a multiple of kRows: a row tile lies inside one dm tile");
-  const float* HWY_RESTRICT dm = sg.dmTiles + r0 / kTileRows * fusion * kTileRows + r0 % kTileRows;
+  const float* HWY_RESTRICT dm = sg.dmTiles + mhcDmTileIndex(static_cast<int64_t>(r0), 0, sg.fusion);
   const float* HWY_RESTRICT phi = sg.phi + c;
   hn::Vec<D> acc[kRows][kV];
   for (size_t r = 0; r < kRows; ++r) {

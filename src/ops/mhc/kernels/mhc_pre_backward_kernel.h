@@ -30,6 +30,11 @@ inline constexpr int64_t kMhcStripColumns = 32;
  */
 inline constexpr int64_t kMhcDmTileRows = 24;
 
+/** Where dm[row, f] lies in MhcColumnSegment::dmTiles (rows counted from a tile's start). */
+constexpr int64_t mhcDmTileIndex(int64_t row, int64_t f, int64_t fusion) {
+  return (row / kMhcDmTileRows * fusion + f) * kMhcDmTileRows + row % kMhcDmTileRows;
+}
+
 /**
  * Rows of memory the next block will read or write, for a kernel to prefetch the first lines of while it ends a
  * segment (rows of a block lie a whole token apart, a pattern the hardware prefetchers do not follow). A hint only.
