@@ -79,7 +79,9 @@ TileGemm::TileGemm(const TileGemmShape& shapeIn) : shape_(shapeIn) {
   if (g.inputType != ACL_FLOAT && g.inputType != ACL_BF16) {
     reject("expected inputType FLOAT or BF16, given " + std::to_string(static_cast<int>(g.inputType)));
   }
-  if (!std::isfinite(g.alpha) || !std::isfinite(g.beta)) reject("expected finite alpha and beta");
+  // alpha may be anything (a NaN or infinite scale from the data propagates through t = alpha * acc); beta selects
+  // between writing and accumulating, so it must be a number.
+  if (!std::isfinite(g.beta)) reject("expected a finite beta");
   const int64_t aRowLength = g.transA ? g.m : g.k;
   const int64_t bRowLength = g.transB ? g.k : g.n;
   if (g.lda == 0) g.lda = std::max<int64_t>(aRowLength, 1);

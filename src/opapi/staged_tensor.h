@@ -15,6 +15,13 @@ struct StagedTensor {
 
   /** Plans `view`; when `stage`, books numel * element size bytes under `name`. */
   static StagedTensor plan(const aclTensor& view, bool stage, std::string_view name, WorkspaceBooking& booking);
+  /**
+   * Plans the first `count` elements of `view` in row-major order (a kernel reads no further): a view of at least
+   * `count` and fewer than 2 * count of them (its leading dims cut), staged when not dense. So a stride-0 or oversized
+   * input costs the workspace what the kernel reads, not what its descriptor claims. 0 < count <= view.numel().
+   */
+  static StagedTensor planLeading(const aclTensor& view, int64_t count, std::string_view name,
+                                  WorkspaceBooking& booking);
 
   bool staged() const { return staging.booked(); }
   /** An input's dense elements: the view's own memory, or its staged copy (made now). */

@@ -144,6 +144,12 @@ int64_t aclTensor::numel() const {
   return count;
 }
 
+int64_t aclTensor::storageNumel() const {
+  int64_t count = 1;
+  for (int64_t dim : storageDims) count *= dim;
+  return count;
+}
+
 bool aclTensor::isContiguous() const {
   if (isEmpty()) return true;
   int64_t expected = 1;

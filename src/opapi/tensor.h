@@ -22,6 +22,8 @@ struct aclTensor {
   /** Product of the view dims (1 for a 0-d tensor, 0 when any dim is 0). */
   int64_t numel() const;
   bool isEmpty() const { return numel() == 0; }
+  /** Product of the storage dims: the elements the caller declared from `data` on (fits in int64: aclCreateTensor). */
+  int64_t storageNumel() const;
   /** Row-major dense view (size-1 dims may have any stride). */
   bool isContiguous() const;
   /** Address of logical element 0 (data + offset * element size). */

@@ -323,8 +323,49 @@ TEST(TileGemm, RejectsBadShapes) {
   s.m = -1;
   EXPECT_THROW(TileGemm{s}, std::invalid_argument);
   s.m = 4;
-  s.alpha = std::numeric_limits<float>::infinity();
+  s.beta = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THROW(TileGemm{s}, std::invalid_argument);
+}
+
+// A scale from the data (FP8 de-quantisation) may be NaN or infinite: it propagates as t = alpha * acc, in the
+// scalar kernel and in every target's SIMD kernel, instead of stopping the call.
+TEST(TileGemm, NonFiniteAlphaPropagates) {
+  TileGemmShape s;
+  s.m = 5, s.n = 37, s.k = 9;
+  s.lda = s.k, s.ldb = s.n, s.ldc = s.n;
+  std::vector<float> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) - 2.0f;
+  const auto check = [&](const std::vector<float>& c, float alpha, const std::string& what) {
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < s.k; ++k) acc = std::fma(a[i * s.k + k], b[k * s.n + j], acc);
+        const float expected = alpha * acc, got = c[static_cast<size_t>(i * s.n + j)];
+        if (std::isnan(expected)) {
+          EXPECT_TRUE(std::isnan(got)) << what << " (" << i << ", " << j << ")";
+        } else {
+          EXPECT_EQ(got, expected) << what << " (" << i << ", " << j << ")";
+        }
+      }
+    }
+  };
+  for (float alpha : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    s.alpha = alpha;
+    const std::string what = "alpha " + std::to_string(alpha);
+    std::vector<float> c(static_cast<size_t>(s.m * s.n), 0.0f);
+    gradkit::tile_gemm_detail::runScalar(s, a.data(), b.data(), c.data());
+    check(c, alpha, what + " scalar");
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      const TileGemm gemm(s);
+      std::vector<float> scratch(gemm.scratchBytes() / sizeof(float) + 1);
+      std::fill(c.begin(), c.end(), 0.0f);
+      gemm.run(a.data(), b.data(), c.data(), scratch.data());
+      check(c, alpha, what + " target " + hwy::TargetName(target) + " kernel " + gemm.kernelName());
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
 }
 
 }  // namespace

@@ -176,6 +176,7 @@ TEST_F(FaChecks, SharedRulesNameTheForwardArguments) {
   c.attenMask = c.pool.make(ACL_BOOL, {16, 24});
   EXPECT_FAILS(fails(), ACLNN_ERR_PARAM_INVALID, quoted("attenMaskOptional"), "[2048, 2048]");
   c.attenMask = nullptr;
+  c.sparseMode = 0;
   c.keepProb = 0.0;
   EXPECT_FAILS(fails(), ACLNN_ERR_PARAM_INVALID, quoted("keepProb"), "(0, 1]");
 }

@@ -10,9 +10,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -317,6 +319,32 @@ TEST(FlashAttentionFp8Values, ChainCloseToTheFp64GoldenOnDequantisedInputs) {
       std::printf("%s %s vs fp64 golden on de-quantised inputs: rel L2 %.4f\n", fc.name.c_str(), name, d.relL2);
       EXPECT_LT(d.relL2, 0.15) << name;
     }
+  }
+}
+
+// De-quant scales are data: NaN, infinite or overflowing ones propagate into every gradient as NaN data does
+// (status 0, the outputs written), instead of failing on the stream.
+TEST(FlashAttentionFp8Values, NonFiniteOrOverflowingScalesPropagate) {
+  const Fp8Data data(fp8e4Case());
+  mhc::ScopedSoc soc("Ascend950");
+  const Case& c = data.data.c;
+  const auto filled = [&](bool query, double value) {
+    const std::vector<int64_t> shape = scaleShape(c, query);
+    return makeInput(ACL_FLOAT, shape, std::vector<double>(static_cast<size_t>(product(shape)), value), false);
+  };
+  const auto nonFinite = [](const std::vector<double>& out) {
+    return std::any_of(out.begin(), out.end(), [](double x) { return !std::isfinite(x); });
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (const auto& [q, k] : {std::pair{nan, 1.0}, {inf, 1.0}, {1e20, 1e20}}) {
+    Fp8Call call(data, false);
+    const IoTensor scaleQ = filled(true, q), scaleK = filled(false, k);
+    call.scaleQ = scaleQ.get(), call.scaleK = scaleK.get();
+    const BackwardResult r = call.run();
+    ASSERT_EQ(r.status, ACLNN_SUCCESS) << "dScaleQ " << q << ", dScaleK " << k << ": " << recentError();
+    EXPECT_TRUE(nonFinite(r.dq)) << "dq, dScaleQ " << q << ", dScaleK " << k;
+    EXPECT_TRUE(nonFinite(r.dk)) << "dk, dScaleQ " << q << ", dScaleK " << k;
+    EXPECT_TRUE(nonFinite(r.dv)) << "dv, dScaleQ " << q << ", dScaleK " << k;
   }
 }
 

@@ -168,6 +168,7 @@ TEST_F(FagChecks, TndPseIsTheCompressedAlibiFormOverSquareNonEmptyBatches) {
   c.pse = c.pool.make(ACL_FLOAT16, {2, 4, 1024, 10});
   EXPECT_FAILS(c.call(GradEntry::UnpadV2), ACLNN_ERR_PARAM_INVALID, quoted("pseShiftOptional"), "S1 = S2");
   c.build(tnd());  // batch 1 has no queries
+  c.attenMask = c.pool.make(ACL_BOOL, {2048, 2048});
   c.pse = c.pool.make(ACL_FLOAT16, {3, 4, 1024, 14});
   EXPECT_FAILS(c.call(GradEntry::UnpadV2), ACLNN_ERR_PARAM_INVALID, quoted("pseShiftOptional"), "length 0");
 }
@@ -428,7 +429,8 @@ TEST_F(FagChecks, TokenBandRules) {
   EXPECT_FAILS(fails(), ACLNN_ERR_PARAM_INVALID, quoted("preTokens"), "sparseMode 4");
   c.preTokens = -16;
   EXPECT_EQ(fails().status, ACLNN_SUCCESS);
-  c.attenMask = nullptr;  // no mask: tokens unused
+  c.attenMask = nullptr;  // no mask (sparseMode 0): tokens unused
+  c.sparseMode = 0;
   c.preTokens = -1000, c.nextTokens = -1000;
   EXPECT_EQ(fails().status, ACLNN_SUCCESS);
 }

@@ -220,6 +220,15 @@ aclnnStatus checkConsistency(const CompressorArgs& a) {
       return fail(ACLNN_ERR_PARAM_INVALID, kApi, "stateBlockTableOptional", "dim 0 = B = " + b,
                   "shape " + a.stateBlockTable->shapeString());
     }
+    const int64_t blockSize = a.stateCache->viewDims[1];
+    const int64_t maxColumns = compressorMaxTableColumns(blockSize);
+    if (a.stateBlockTable->viewDims[1] > maxColumns) {
+      return fail(ACLNN_ERR_PARAM_INVALID, kApi, "stateBlockTableOptional",
+                  "dim 1 <= ceil(2^31 / block_size) = " + std::to_string(maxColumns) +
+                      " (positions are int32: no call reaches a later column; block_size " + std::to_string(blockSize) +
+                      ")",
+                  "shape " + a.stateBlockTable->shapeString());
+    }
   } else {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "stateBlockTableOptional", *a.stateBlockTable, {batch}, "[B]"));
   }
@@ -254,6 +263,16 @@ aclnnStatus checkStrideDim0(const CompressorArgs& a, const CompressorProfile& pr
                 "0 (the dim-0 stride of stateCacheRef) or the elements between two cache blocks in [" +
                     std::to_string(extent) + ", 2147483647] (one block spans " + std::to_string(extent) + " elements)",
                 std::to_string(stride));
+  }
+  const int64_t reach = compressorCacheReach(compressorEffectiveStateCache(cache, stride));
+  const int64_t storage = cache.storageNumel();
+  if (reach > storage) {
+    return fail(ACLNN_ERR_PARAM_INVALID, kApi, "stateCacheStrideDim0",
+                "a block stride that keeps the block_num = " + std::to_string(cache.viewDims[0]) +
+                    " blocks inside the storage stateCacheRef declares (" + std::to_string(storage) +
+                    " elements from offset " + std::to_string(cache.offset) + ")",
+                std::to_string(stride) + ", whose last block ends at element " +
+                    (reach == INT64_MAX ? std::string("> 2^63") : std::to_string(reach)));
   }
   if (!profile.full) {
     const int64_t dense = cache.viewDims[1] * cache.viewDims[2];

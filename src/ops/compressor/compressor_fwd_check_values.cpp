@@ -90,7 +90,7 @@ aclnnStatus checkEntries(const CompressorCacheMap& map, int64_t b, PositionRange
   const int64_t firstColumn = map.cacheMode == kCompressorRingCache ? 0 : range.first / map.blockSize;
   const int64_t lastColumn = map.cacheMode == kCompressorRingCache ? 0 : (range.end - 1) / map.blockSize;
   for (int64_t column = firstColumn; column <= lastColumn; ++column) {
-    const int64_t entry = map.table[b * map.tableColumns + column];
+    const int64_t entry = map.columnEntry(b, column);
     if (forWrite && map.cacheMode == kCompressorPagedCache) continue;
     if (entry >= 0 && entry < map.blockNum) continue;
     const std::string where = map.cacheMode == kCompressorRingCache ? at("stateBlockTableOptional", b)
@@ -107,7 +107,7 @@ aclnnStatus checkEntries(const CompressorCacheMap& map, int64_t b, PositionRange
 }
 
 aclnnStatus checkBlockTable(const CompressorArgs& a, const CompressorProblem& p) {
-  const CompressorCacheMap map = compressorCacheMapOf(*a.stateCache, *a.stateBlockTable, a.cacheMode);
+  const CompressorCacheMap map = compressorCacheMapOf(*a.stateCache, *a.stateBlockTable, a.cacheMode, p);
   for (int64_t b = 0; b < p.batch; ++b) {
     const PositionRange reads = compressorHistoryRange(p, b);
     const PositionRange writes = compressorWriteRange(p, a.cacheMode, b);

@@ -1,6 +1,7 @@
 #include "ops/compressor/compressor_fwd_state_cache.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -24,12 +25,20 @@ PositionRange compressorWriteRange(const CompressorProblem& problem, int64_t cac
 
 aclTensor compressorEffectiveStateCache(const aclTensor& stateCache, int64_t stateCacheStrideDim0) {
   aclTensor view = stateCache;
-  if (stateCacheStrideDim0 == 0 || stateCacheStrideDim0 == view.strides[0]) return view;
-  view.strides[0] = stateCacheStrideDim0;
-  int64_t reach = view.offset + 1;  // the last element reached, plus one
-  for (int64_t d = 0; d < view.dim(); ++d) reach += (view.viewDims[d] - 1) * view.strides[d];
-  view.storageDims = {view.isEmpty() ? view.offset : reach};
+  if (stateCacheStrideDim0 != 0) view.strides[0] = stateCacheStrideDim0;
   return view;
+}
+
+int64_t compressorCacheReach(const aclTensor& cache) {
+  int64_t reach = cache.offset;
+  for (int64_t d = 0; d < cache.dim(); ++d) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(cache.viewDims[d] - 1, cache.strides[d], &step) ||
+        __builtin_add_overflow(reach, step, &reach)) {
+      return INT64_MAX;
+    }
+  }
+  return reach == INT64_MAX ? INT64_MAX : reach + 1;
 }
 
 int64_t compressorCacheBlockExtent(const aclTensor& stateCache) {
@@ -37,9 +46,11 @@ int64_t compressorCacheBlockExtent(const aclTensor& stateCache) {
          1;
 }
 
-int64_t CompressorCacheMap::entry(int64_t b, int64_t p) const {
-  if (cacheMode == kCompressorRingCache) return table[b];
-  return table[b * tableColumns + p / blockSize];
+int64_t compressorMaxTableColumns(int64_t blockSize) { return compressorCeilDiv(int64_t{INT32_MAX} + 1, blockSize); }
+
+int64_t CompressorCacheMap::columnEntry(int64_t b, int64_t column) const {
+  if (cacheMode == kCompressorRingCache) return entries[b];
+  return entries[sliceStart[b] + column - firstColumn[b]];
 }
 
 bool CompressorCacheMap::writes(int64_t b, int64_t p) const {
@@ -48,21 +59,41 @@ bool CompressorCacheMap::writes(int64_t b, int64_t p) const {
   return block > 0 && block < blockNum;
 }
 
+PositionRange compressorTouchedRange(const CompressorProblem& problem, int64_t cacheMode, int64_t b) {
+  const PositionRange reads = compressorHistoryRange(problem, b);
+  const PositionRange writes = compressorWriteRange(problem, cacheMode, b);
+  if (reads.empty()) return writes;
+  if (writes.empty()) return reads;
+  return {std::min(reads.first, writes.first), std::max(reads.end, writes.end)};
+}
+
 CompressorCacheMap compressorCacheMapOf(const aclTensor& stateCache, const aclTensor& stateBlockTable,
-                                        int64_t cacheMode) {
+                                        int64_t cacheMode, const CompressorProblem& problem) {
   CompressorCacheMap map;
   map.cacheMode = cacheMode;
   map.blockNum = stateCache.viewDims[0];
   map.blockSize = stateCache.viewDims[1];
-  const int64_t rows = stateBlockTable.dim() == 0 ? 1 : stateBlockTable.viewDims[0];
-  map.tableColumns = stateBlockTable.dim() == 2 ? stateBlockTable.viewDims[1] : 1;
-  const int64_t rowStride = stateBlockTable.dim() == 0 ? 0 : stateBlockTable.strides[0];
-  const int64_t columnStride = stateBlockTable.dim() == 2 ? stateBlockTable.strides[1] : 0;
   const auto* first = static_cast<const int32_t*>(stateBlockTable.firstElement());
-  map.table.reserve(static_cast<size_t>(rows * map.tableColumns));
-  for (int64_t r = 0; r < rows && first != nullptr; ++r) {
-    for (int64_t c = 0; c < map.tableColumns; ++c) map.table.push_back(first[r * rowStride + c * columnStride]);
+  const int64_t rowStride = stateBlockTable.dim() == 0 ? 0 : stateBlockTable.strides[0];
+  if (cacheMode == kCompressorRingCache) {
+    map.tableColumns = 1;
+    for (int64_t b = 0; b < problem.batch && first != nullptr; ++b) map.entries.push_back(first[b * rowStride]);
+    return map;
   }
+  map.tableColumns = stateBlockTable.viewDims[1];
+  const int64_t columnStride = stateBlockTable.strides[1];
+  map.firstColumn.assign(static_cast<size_t>(problem.batch), 0);
+  map.sliceStart.assign(static_cast<size_t>(problem.batch) + 1, 0);
+  for (int64_t b = 0; b < problem.batch; ++b) {
+    const PositionRange touched = compressorTouchedRange(problem, cacheMode, b);
+    map.sliceStart[b] = static_cast<int64_t>(map.entries.size());
+    if (touched.empty() || first == nullptr) continue;
+    const int64_t firstColumn = touched.first / map.blockSize;
+    const int64_t endColumn = std::min(map.tableColumns, (touched.end - 1) / map.blockSize + 1);
+    map.firstColumn[b] = firstColumn;
+    for (int64_t c = firstColumn; c < endColumn; ++c) map.entries.push_back(first[b * rowStride + c * columnStride]);
+  }
+  map.sliceStart[problem.batch] = static_cast<int64_t>(map.entries.size());
   return map;
 }
 

@@ -45,28 +45,52 @@ PositionRange compressorWriteRange(const CompressorProblem& problem, int64_t cac
 
 /**
  * stateCacheRef as the call addresses it: a copy of the view whose dim-0 stride is stateCacheStrideDim0 when that is
- * not 0 (its storage then the elements the view reaches). Call only on a 3-d tensor.
+ * not 0. Its storage stays the one the caller declared (compressorCacheReach says whether the view fits in it). Call
+ * only on a 3-d tensor.
  */
 aclTensor compressorEffectiveStateCache(const aclTensor& stateCache, int64_t stateCacheStrideDim0);
+
+/**
+ * The elements from the start of the storage to one past the last element a (non-empty) 3-d cache view reaches:
+ * offset + sum (dims - 1) * strides + 1; INT64_MAX when that does not fit in int64.
+ */
+int64_t compressorCacheReach(const aclTensor& cache);
 
 /** The elements one block of the cache spans: (block_size - 1)*stride1 + (2*coff*D - 1)*stride2 + 1 (>= 1). */
 int64_t compressorCacheBlockExtent(const aclTensor& stateCache);
 
-/** The block table and the cache geometry of a checked call, with the addressing rule of the file comment. */
+/** Positions are int32 (start_pos + S <= 2^31 - 1), so no call reaches past column ceil(2^31 / block_size) - 1. */
+int64_t compressorMaxTableColumns(int64_t blockSize);
+
+/**
+ * The block table entries a checked call goes through, with the addressing rule of the file comment. Only the
+ * columns each batch's positions reach are copied (its history and its writes: at most (coff*cr + u_b) / block_size
+ * + 2 columns), so a wide or stride-0 table costs what the call uses, not what its descriptor claims. Columns past
+ * the table's last one are not copied: the check rejects a call that needs them (CompressorCacheMap::neededColumns).
+ */
 struct CompressorCacheMap {
   int64_t cacheMode = kCompressorPagedCache;
   int64_t blockNum = 0, blockSize = 0;
-  int64_t tableColumns = 0;    // cacheMode 1: the table's dim 1; cacheMode 2: 1
-  std::vector<int64_t> table;  // [B, tableColumns] (cacheMode 1) or [B] (cacheMode 2), as given
+  int64_t tableColumns = 0;          // cacheMode 1: the table's dim 1; cacheMode 2: 1
+  std::vector<int64_t> firstColumn;  // cacheMode 1, per batch: the first column copied
+  std::vector<int64_t> sliceStart;   // cacheMode 1, [B + 1]: where each batch's copied columns start in `entries`
+  std::vector<int64_t> entries;      // cacheMode 1: the copied columns, batch after batch; cacheMode 2: [B]
 
-  /** The table entry position p of batch b goes through. Requires p / blockSize < tableColumns in cacheMode 1. */
-  int64_t entry(int64_t b, int64_t p) const;
+  /** The entry of column `column` of batch b; it must be one of the copied columns. */
+  int64_t columnEntry(int64_t b, int64_t column) const;
+  /** The table entry position p of batch b goes through (a position the call reads or writes). */
+  int64_t entry(int64_t b, int64_t p) const {
+    return columnEntry(b, cacheMode == kCompressorRingCache ? 0 : p / blockSize);
+  }
   /** Whether a write of position p of batch b goes to the cache (cacheMode 1 skips entries outside [1, block_num)). */
   bool writes(int64_t b, int64_t p) const;
 };
 
-/** The map of a call whose table passed the shape checks (the values read from host memory). */
+/** The positions [first, end) batch b reads or writes: its history and write ranges together (they meet at sp). */
+PositionRange compressorTouchedRange(const CompressorProblem& problem, int64_t cacheMode, int64_t b);
+
+/** The map of a call whose table passed the shape checks and whose per-batch values were read into `problem`. */
 CompressorCacheMap compressorCacheMapOf(const aclTensor& stateCache, const aclTensor& stateBlockTable,
-                                        int64_t cacheMode);
+                                        int64_t cacheMode, const CompressorProblem& problem);
 
 }  // namespace gradkit::ops

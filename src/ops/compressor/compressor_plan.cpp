@@ -51,7 +51,7 @@ CompressorPlan planCompressor(const CompressorArgs& args) {
   plan.half = args.x->dtype == ACL_FLOAT16;
   plan.gradEnabled = args.gradEnabled;
   plan.cacheMode = args.cacheMode;
-  plan.cacheMap = compressorCacheMapOf(*args.stateCache, *args.stateBlockTable, args.cacheMode);
+  plan.cacheMap = compressorCacheMapOf(*args.stateCache, *args.stateBlockTable, args.cacheMode, p);
   plan.cache = compressorEffectiveStateCache(*args.stateCache, args.stateCacheStrideDim0);
 
   plan.x = stageUnlessDense(*args.x, "x staging", booking);

@@ -1,7 +1,9 @@
 #include "ops/flash_attention/fa_check_common.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -15,6 +17,7 @@ namespace gradkit::ops {
 namespace {
 
 constexpr int64_t kInt32Max = 2147483647;
+constexpr uint64_t kFaMaxDropoutScores = uint64_t{1} << 62;
 
 std::string str(int64_t value) { return std::to_string(value); }
 
@@ -221,6 +224,44 @@ aclnnStatus checkUserPseShape(const FaCommonView& v, const FaSizes& s) {
                  "shape [B, N1, S1, S2] = [" + str(b) + ", " + str(n) + ", " + ss + "], [B, N1, 1, S2], [1, N1, S1, " +
                      "S2], or the ALiBi form [B or 1, N1, 1024, S2]",
                  shapeText(p));
+}
+
+// The modes whose mask is a template (2, 3, 4, 6, 7, 8) or must be an uncompressed prefix mask (5) describe masking
+// that only the mask tensor switches on: without one CANN computes every token (spec 2.7), which is never what a
+// caller who names such a mode wants. gradkit rejects the call instead of dropping the mode silently.
+aclnnStatus checkFaModeWithoutMask(const FaCommonView& v) {
+  if (v.sparseMode <= 1) return ACLNN_SUCCESS;  // no mask: no masking, tokens and prefix unused (spec 2.7)
+  const bool prefix = v.sparseMode == 5 || v.sparseMode == 6;
+  const std::string expected =
+      v.sparseMode == 5   ? "a [B, 1, S1, S2] or [B, N1, S1, S2] prefix mask (sparseMode 5 masks through it)"
+      : v.sparseMode == 6 ? "the [3072, 2048] prefix template (sparseMode 6 masks through it)"
+                          : "the [2048, 2048] causal template (sparseMode " + str(v.sparseMode) + " masks through it)";
+  return fail(ACLNN_ERR_PARAM_NULLPTR, v.api, "attenMaskOptional",
+              expected + "; for attention without a mask pass sparseMode 0" + (prefix ? "" : " or 1"),
+              "nullptr with sparseMode " + str(v.sparseMode));
+}
+
+// qStartIdx / kvStartIdx shift the ALiBi distance (j + kvStartIdx) - (i + qStartIdx) and the mode-8 pse rule: values
+// in [-2^61, 2^61] keep every such difference inside int64.
+aclnnStatus checkStartIndices(const FaCommonView& v) {
+  constexpr int64_t kLimit = int64_t{1} << 61;
+  for (const auto& [name, array] :
+       {std::pair{"qStartIdxOptional", v.qStartIdx}, {"kvStartIdxOptional", v.kvStartIdx}}) {
+    if (array == nullptr) continue;
+    for (size_t i = 0; i < array->values.size(); ++i) {
+      const int64_t value = array->values[i];
+      if (value >= -kLimit && value <= kLimit) continue;
+      return invalid(v.api, name, "entries in [-2^61, 2^61] (start indices whose differences fit in int64)",
+                     "entry " + std::to_string(i) + " = " + str(value) + " in " + arrayText(*array));
+    }
+  }
+  return ACLNN_SUCCESS;
+}
+
+std::string doubleText(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
 }
 
 }  // namespace
@@ -479,7 +520,7 @@ aclnnStatus checkFaMaskAndTokens(const FaCommonView& v, const FaSizes& s) {
   if (s.tnd() && v.sparseMode == 5) {
     return invalid(v.api, "sparseMode", "not 5 with TND (TND prefix masks use sparseMode 6)", "5");
   }
-  if (v.attenMask == nullptr) return ACLNN_SUCCESS;  // no mask: no masking, tokens and prefix unused (spec 2.7)
+  if (v.attenMask == nullptr) return checkFaModeWithoutMask(v);
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, "attenMaskOptional", *v.attenMask, {ACL_BOOL, ACL_UINT8}));
   GRADKIT_RETURN_IF_ERROR(checkMaskShape(v, s));
   GRADKIT_RETURN_IF_ERROR(checkPrefix(v, s));
@@ -493,6 +534,7 @@ aclnnStatus checkFaMaskAndTokens(const FaCommonView& v, const FaSizes& s) {
 }
 
 aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s) {
+  GRADKIT_RETURN_IF_ERROR(checkStartIndices(v));
   if (v.pseType < 0 || v.pseType > 3) return invalid(v.api, "pseType", "0, 1, 2 or 3", str(v.pseType));
   if (v.pse == nullptr) {
     if (v.pseType < 2) return ACLNN_SUCCESS;
@@ -549,34 +591,51 @@ aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s) {
 }
 
 aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s) {
-  if (!(v.keepProb > 0.0 && v.keepProb <= 1.0)) {
-    return invalid(v.api, "keepProb", "a keep probability in (0, 1]", std::to_string(v.keepProb));
+  // The kernels keep with float(keepProb) and scale by 1 / float(keepProb): both must be normal, finite floats.
+  const auto kept = static_cast<float>(v.keepProb);
+  if (!(v.keepProb > 0.0 && v.keepProb <= 1.0) || !(kept >= std::numeric_limits<float>::min())) {
+    return invalid(v.api, "keepProb",
+                   "a keep probability in (0, 1] that is at least 1.17549435e-38 as a float (FLT_MIN: the kernels "
+                   "scale by 1 / float(keepProb))",
+                   doubleText(v.keepProb));
   }
   if (v.philoxDropout && v.offset < 0) {
     return invalid(v.api, "offset", "offset >= 0 (the Philox stream starts at byte offset)", str(v.offset));
   }
   if (static_cast<float>(v.keepProb) >= 1.0f) return ACLNN_SUCCESS;  // no dropout: any dropMask is unused
+  // Stride-0 views can claim more scores than a keep mask or the Philox stream positions (int64, rows padded to 16)
+  // can number: such a call could never run.
+  const uint64_t scores = faDropoutElements(s);
+  if (scores > kFaMaxDropoutScores) {
+    const std::string count = s.tnd() ? "N1 * sum S1_b * S2_b" : "B * N1 * S1 * S2";
+    return invalid(v.api, "keepProb", "1 (no dropout) when " + count + " > 2^62 (one keep bit per score)",
+                   doubleText(v.keepProb) + " with " + count +
+                       (scores == UINT64_MAX ? std::string(" >= 2^64") : " = " + std::to_string(scores)));
+  }
   if (v.dropMask == nullptr) {
     if (v.philoxDropout) return ACLNN_SUCCESS;
     return invalid(v.api, "dropMaskOptional", "a UINT8 bit-packed keep mask (keepProb < 1)", "nullptr");
   }
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, "dropMaskOptional", *v.dropMask, {ACL_UINT8}));
-  uint64_t elements = 0;
-  if (s.tnd()) {
-    for (size_t b = 0; b < s.seqQ.size(); ++b) {
-      elements = satAdd(elements, satMul(static_cast<uint64_t>(s.seqQ[b]), static_cast<uint64_t>(s.seqKv[b])));
-    }
-    elements = satMul(elements, static_cast<uint64_t>(s.n1));
-  } else {
-    elements = satMul(satMul(static_cast<uint64_t>(s.b), static_cast<uint64_t>(s.n1)),
-                      satMul(static_cast<uint64_t>(s.s1), static_cast<uint64_t>(s.s2)));
-  }
+  const uint64_t elements = scores;
   const uint64_t bytes = elements / 8 + (elements % 8 != 0 ? 1 : 0);
   if (static_cast<uint64_t>(v.dropMask->numel()) >= bytes) return ACLNN_SUCCESS;
   return invalid(v.api, "dropMaskOptional",
                  "at least ceil(" + std::to_string(elements) + " / 8) = " + std::to_string(bytes) + " bytes (" +
                      (s.tnd() ? "N1 * sum S1_b * S2_b" : "B * N1 * S1 * S2") + " elements, one bit each)",
                  std::to_string(v.dropMask->numel()) + " bytes (" + shapeText(*v.dropMask) + ")");
+}
+
+uint64_t faDropoutElements(const FaSizes& s) {
+  uint64_t elements = 0;
+  if (s.tnd()) {
+    for (size_t b = 0; b < s.seqQ.size(); ++b) {
+      elements = satAdd(elements, satMul(static_cast<uint64_t>(s.seqQ[b]), static_cast<uint64_t>(s.seqKv[b])));
+    }
+    return satMul(elements, static_cast<uint64_t>(s.n1));
+  }
+  return satMul(satMul(static_cast<uint64_t>(s.b), static_cast<uint64_t>(s.n1)),
+                satMul(static_cast<uint64_t>(s.s1), static_cast<uint64_t>(s.s2)));
 }
 
 aclnnStatus checkFaRope(const FaCommonView& v, FaSizes* s) {

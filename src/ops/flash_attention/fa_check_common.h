@@ -99,6 +99,12 @@ aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s);
 /** keepProb, dropMask (spec 2.11), offset for the Philox stream. */
 aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s);
 
+/**
+ * The keep bits one dropout call draws or reads: B*N1*S1*S2 (TND: N1 * sum S1_b*S2_b), saturated at UINT64_MAX. A
+ * packed dropMask holds ceil(count / 8) bytes; checkFaDropout keeps the count below 2^63.
+ */
+uint64_t faDropoutElements(const FaSizes& s);
+
 /** queryRope / keyRope (spec 2.4, 2.14); fills s->dRope. */
 aclnnStatus checkFaRope(const FaCommonView& v, FaSizes* s);
 

@@ -4,6 +4,7 @@
 
 #include "core/parallel.h"
 #include "opapi/tensor.h"
+#include "ops/flash_attention/fa_check_common.h"
 #include "ops/flash_attention/fa_problem.h"
 
 namespace gradkit::ops {
@@ -24,7 +25,10 @@ void planCommon(const FaCall& call, const aclTensor& max, const aclTensor& sum, 
   plan.softmaxSum = StagedTensor::plan(sum, !sum.isContiguous(), "softmaxSum", plan.workspace);
   plan.packedDropout = plan.problem.dropout.kind == kernels::FaDropoutKind::Packed;
   if (plan.packedDropout) {
-    plan.dropMask = StagedTensor::plan(*call.dropMask, !call.dropMask->isContiguous(), "dropMask", plan.workspace);
+    // The kernels read ceil(scores / 8) bytes, however many the mask claims (stride 0 included).
+    const uint64_t scores = faDropoutElements(faPlanSizesOf(call));
+    const auto bytes = static_cast<int64_t>(scores / 8 + (scores % 8 != 0 ? 1 : 0));
+    plan.dropMask = StagedTensor::planLeading(*call.dropMask, bytes, "dropMask", plan.workspace);
   }
   plan.threads = threadCount();
 }
