@@ -7,6 +7,7 @@ class calling gradkit.ops, a function with those three attributes, an entry in _
 import math
 
 import torch
+from torch.autograd.function import once_differentiable
 
 from . import ops
 
@@ -34,6 +35,7 @@ class ReluFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
         return ops.threshold_backward(grad, y, 0)
@@ -56,6 +58,7 @@ class DropoutFunction(torch.autograd.Function):
         return out, mask
 
     @staticmethod
+    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
     def backward(ctx, grad, _grad_mask):
         (mask,) = ctx.saved_tensors
         return ops.native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
@@ -85,6 +88,7 @@ class MhcPreFunction(torch.autograd.Function):
         return out.h_in, out.h_post, out.h_res
 
     @staticmethod
+    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
     def backward(ctx, grad_h_in, grad_h_post, grad_h_res=None):
         x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post = ctx.saved_tensors
         # Outputs that took no part in the loss get no gradient from autograd: zeros of their shape.
@@ -134,6 +138,7 @@ class CompressorFunction(torch.autograd.Function):
         return out.cmp_kv
 
     @staticmethod
+    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
     def backward(ctx, d_cmp_kv):
         x, wkv, wgate, softmax_score, kv, cu_seqlens, seqused, start_pos = ctx.saved_tensors
         grads = ops.compressor_grad(x, wkv, wgate, d_cmp_kv, softmax_score, kv, ctx.cmp_ratio, cu_seqlens=cu_seqlens,
@@ -173,6 +178,7 @@ class FlashAttentionFunction(torch.autograd.Function):
         return out.attention_out
 
     @staticmethod
+    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
     def backward(ctx, dy):
         query, key, value, pse, atten_mask, drop_mask, out, softmax_max, softmax_sum = ctx.saved_tensors
         grads = ops.flash_attention_score_grad(query, key, value, dy.contiguous(), ctx.head_num, ctx.input_layout,

@@ -272,11 +272,23 @@ FlashAttentionGrads = namedtuple("FlashAttentionGrads", "dq dk dv api")
 FA_NO_WINDOW = 2147483647  # pre / next tokens: no band (upstream's IR default)
 
 
+_FA_LAYOUT_DIMS = {"BNSD": "[B, N, S, D]", "BSND": "[B, S, N, D]", "BSH": "[B, S, N*D]", "SBH": "[S, B, N*D]",
+                   "TND": "[T, N, D]"}
+_FA_LAYOUT_RANKS = {layout: dims.count(",") + 1 for layout, dims in _FA_LAYOUT_DIMS.items()}
+
+
 def flash_attention_dims(query, key, value, head_num, input_layout, actual_seq_qlen=None):
     """(B, S1, N1, N2, D, D_V) of a flash attention call (spec fag.md 2.5); TND: B = len(actual_seq_qlen), S1 = the
     longest query length."""
     q, k, v = shape_of(query), shape_of(key), shape_of(value)
     n1 = int(head_num)
+    rank = _FA_LAYOUT_RANKS.get(input_layout)
+    if rank is None:
+        raise ValueError(f"input_layout must be BNSD, BSND, BSH, SBH or TND, given {input_layout!r}")
+    for name, shape in (("query", q), ("key", k), ("value", v)):
+        if len(shape) != rank:
+            raise ValueError(f"{name}: expected {rank} dims for input_layout {input_layout!r} "
+                             f"({_FA_LAYOUT_DIMS[input_layout]}), given shape {list(shape)}")
     if input_layout == "BNSD":
         return q[0], q[2], n1, k[1], q[3], v[3]
     if input_layout == "BSND":

@@ -144,6 +144,15 @@ TensorArg TensorArg::from(py::handle object, const char* name, bool writable) {
                          "__dlpack__ or the buffer protocol, given " +
                          std::string(py::str(py::type::of(object))));
   }
+  // Meta and fake tensors (torch.compile's and FakeTensorMode's tracing) have no data; say so before DLPack fails.
+  if (py::hasattr(object, "device") && py::hasattr(object.attr("device"), "type")) {
+    const std::string device = py::str(object.attr("device").attr("type"));
+    if (device != "cpu") {
+      throw py::value_error(describe(name) + ": expected a CPU tensor with data (gradkit computes on the host), given" +
+                            " a tensor on device '" + device + "'" +
+                            (device == "meta" ? " (meta tensors have no data to compute on)" : ""));
+    }
+  }
   py::capsule capsule = object.attr("__dlpack__")();
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();
@@ -167,6 +176,15 @@ TensorArg TensorArg::from(py::handle object, const char* name, bool writable) {
       strides[static_cast<size_t>(i)] = step;
       step *= shape[static_cast<size_t>(i)];
     }
+  }
+  int64_t elements = 1;
+  for (const int64_t dim : shape) elements *= dim;
+  if (view.data == nullptr && elements > 0) {
+    std::string dims;
+    for (const int64_t dim : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(dim);
+    throw py::value_error(describe(name) + ": expected a tensor with data, given one of shape [" + dims +
+                          "] whose data pointer is null (a fake tensor, as under FakeTensorMode or torch.compile's "
+                          "tracing, has no data to compute on)");
   }
   void* data = static_cast<char*>(view.data) + view.byte_offset;
   result.tensor_ = createView(shape, strides, dtype, data, name);

@@ -54,8 +54,7 @@ TEST_F(FaHostileForward, StartIndicesWhoseDifferenceOverflowsAre161002) {
   EXPECT_FAILS(c.call(FwdEntry::ScoreV2), ACLNN_ERR_PARAM_INVALID, quoted("qStartIdxOptional"), "[-2^61, 2^61]",
                std::to_string(max));
   c.qStartIdx = c.array({0});
-  EXPECT_FAILS(c.call(FwdEntry::ScoreV2), ACLNN_ERR_PARAM_INVALID, quoted("kvStartIdxOptional"),
-               std::to_string(min));
+  EXPECT_FAILS(c.call(FwdEntry::ScoreV2), ACLNN_ERR_PARAM_INVALID, quoted("kvStartIdxOptional"), std::to_string(min));
   c.qStartIdx = c.array({int64_t{1} << 61});
   c.kvStartIdx = c.array({-(int64_t{1} << 61)});
   EXPECT_EQ(c.call(FwdEntry::ScoreV2).status, ACLNN_SUCCESS) << aclGetRecentErrMsg();
