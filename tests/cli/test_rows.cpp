@@ -20,11 +20,27 @@ TEST(Rows, VerifyJsonHasTheIssueKeys) {
   VerifyRow row{"threshold_backward", "tail_3_fp16", "fp16", true, true, 0.0, 0.0, "", "00ff00ff00ff00ff"};
   const nlohmann::json json = verifyRowsToJson({row});
   ASSERT_EQ(json.size(), 1u);
-  EXPECT_EQ(keys(json[0]), (std::set<std::string>{"op", "case", "dtype", "passed", "bitexact", "max_abs_err",
+  EXPECT_EQ(keys(json[0]), (std::set<std::string>{"op", "case", "dtype", "passed", "skipped", "bitexact", "max_abs_err",
                                                   "max_rel_err", "output_digest"}));
   EXPECT_EQ(json[0]["output_digest"], "00ff00ff00ff00ff");
   EXPECT_EQ(json[0]["case"], "tail_3_fp16");
   EXPECT_EQ(json[0]["passed"], true);
+}
+
+// A case that did not run is reported skipped, never passed: its own field, its own word in the table.
+TEST(Rows, ACaseThatDidNotRunIsSkippedNotPassed) {
+  VerifyRow row;
+  row.op = "flash_attention_score_grad", row.caseName = "seed_FP8E5_03_auto_grad", row.dtype = "fp8_e5m2";
+  row.skipped = true;
+  row.extra = "PENDING, not run: no FP8 forward";
+  const nlohmann::json json = verifyRowsToJson({row});
+  EXPECT_EQ(json[0]["passed"], false);
+  EXPECT_EQ(json[0]["skipped"], true);
+  std::ostringstream table;
+  printVerifyTable(table, {row});
+  EXPECT_NE(table.str().find("SKIP"), std::string::npos) << table.str();
+  EXPECT_EQ(table.str().find("PASS"), std::string::npos) << table.str();
+  EXPECT_EQ(table.str().find("FAIL"), std::string::npos) << table.str();
 }
 
 TEST(Rows, VerifyJsonWritesInfiniteErrorsAsNullAndKeepsTheNote) {

@@ -54,13 +54,18 @@ int runVerify(const VerifyOptions& options) {
     }
     progress.finish();
 
-    int64_t passed = 0;
-    for (const VerifyRow& row : rows) passed += row.passed ? 1 : 0;
-    const int64_t failed = static_cast<int64_t>(rows.size()) - passed;
+    int64_t passed = 0, skipped = 0;
+    for (const VerifyRow& row : rows) {
+      passed += row.passed && !row.skipped ? 1 : 0;
+      skipped += row.skipped ? 1 : 0;
+    }
+    const int64_t failed = static_cast<int64_t>(rows.size()) - passed - skipped;
     printVerifyTable(std::cout, rows);
     if (!options.jsonPath.empty()) writeJsonFile(options.jsonPath, verifyRowsToJson(rows));
     if (context.dumpDir) std::cout << "dumped to " << context.dumpDir->string() << "\n";
-    std::cout << passed << " passed, " << failed << " failed" << std::endl;
+    std::cout << passed << " passed, " << failed << " failed";
+    if (skipped > 0) std::cout << ", " << skipped << " skipped";
+    std::cout << std::endl;
     return failed == 0 ? 0 : 1;
   } catch (const std::exception& error) {
     std::cerr << "gradkit verify: " << error.what() << "\n";

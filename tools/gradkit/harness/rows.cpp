@@ -47,13 +47,14 @@ void printVerifyTable(std::ostream& out, const std::vector<VerifyRow>& rows) {
   const bool extra = std::any_of(rows.begin(), rows.end(), [](const VerifyRow& row) { return !row.extra.empty(); });
   if (extra) table[0].push_back("extra");
   for (const VerifyRow& row : rows) {
-    table.push_back({row.op, row.caseName, row.dtype, row.passed ? "PASS" : "FAIL", formatNumber(row.maxAbsErr),
-                     formatNumber(row.maxRelErr), row.bitExact ? "yes" : "no"});
+    const char* verdict = row.skipped ? "SKIP" : row.passed ? "PASS" : "FAIL";
+    table.push_back({row.op, row.caseName, row.dtype, verdict, formatNumber(row.maxAbsErr), formatNumber(row.maxRelErr),
+                     row.bitExact ? "yes" : "no"});
     if (extra) table.back().push_back(row.extra);
   }
   printTable(out, table);
   for (const VerifyRow& row : rows) {
-    if (!row.passed) out << "FAIL " << row.op << " " << row.caseName << ": " << row.note << '\n';
+    if (!row.passed && !row.skipped) out << "FAIL " << row.op << " " << row.caseName << ": " << row.note << '\n';
   }
 }
 
@@ -80,6 +81,7 @@ nlohmann::json verifyRowsToJson(const std::vector<VerifyRow>& rows) {
                           {"case", row.caseName},
                           {"dtype", row.dtype},
                           {"passed", row.passed},
+                          {"skipped", row.skipped},
                           {"bitexact", row.bitExact},
                           {"max_abs_err", number(row.maxAbsErr)},
                           {"max_rel_err", number(row.maxRelErr)}};

@@ -27,6 +27,7 @@ struct VerifyRow {
   // Metrics a suite reports beside its gate (OpCall::report), not part of the verdict: a table column when any row
   // has them, "extra" in JSON (a default initializer, so that initializers listing the fields before it still compile).
   std::string extra = {};
+  bool skipped = false;  // the case did not run (the reason in `extra`): neither passed nor failed
 };
 
 /** One benchmarked case; the numbers are NaN ("-" in the table, null in JSON) when the case could not run. */
