@@ -356,29 +356,50 @@ aclTensor* int32Input(OpCall& call, const std::vector<int32_t>& values, std::vec
   return tensor;
 }
 
+/** The three ways a compressor call addresses its state cache. */
+enum class CacheKind { Paged, PagedPaddedStride, Ring };
+
 /**
- * aclnnCompressor with gradEnabled and a paged state cache (blocks of 8 positions; the batch's table row {1, 2}): it
- * reads positions 0-1 as history and writes positions 2-9. The cache is an output here (the call writes it).
+ * aclnnCompressor with gradEnabled and a state cache of `kind`: paged (blocks of 8 positions; the batch's table row
+ * {1, 2}: it reads positions 0-1 as history and writes positions 2-9), paged with blocks 8*512 + 64 floats apart given
+ * only by stateCacheStrideDim0 (the tensor is described densely over storage that holds the padded blocks), or one
+ * ring buffer of 16 positions (cacheMode 2). The cache is an output here (the call writes it).
  */
-std::unique_ptr<OpCall> compressor() {
+std::unique_ptr<OpCall> compressorCall(CacheKind kind) {
   auto call = std::make_unique<OpCall>();
   aclTensor* x = mhcBf16(*call, {1, kCmpSeq, kCmpHidden}, 0.0f);
   aclTensor* wkv = mhcBf16(*call, {kCmpChannels, kCmpHidden}, 0.0f);
   aclTensor* wgate = mhcBf16(*call, {kCmpChannels, kCmpHidden}, 0.0f);
   aclTensor* ape = mhcFloat(*call, {kCmpRatio, kCmpChannels}, 0.0f);
-  aclTensor* table = int32Input(*call, {1, 2}, {1, 2});
+  const bool ring = kind == CacheKind::Ring;
+  aclTensor* table = ring ? int32Input(*call, {0}) : int32Input(*call, {1, 2}, {1, 2});
   aclTensor* startPos = int32Input(*call, {2});
-  aclTensor* stateCache = mhcFloatOutput(*call, {3, 8, 2 * kCmpChannels});
+  const int64_t width = 2 * kCmpChannels, blockSize = ring ? 16 : 8, blocks = ring ? 1 : 3;
+  const int64_t blockStride = kind == CacheKind::PagedPaddedStride ? blockSize * width + 64 : 0;
+  aclTensor* stateCache = mhcFloatOutput(*call, {blocks, blockSize, width});
+  if (blockStride != 0) {  // storage for the padded blocks; the view itself stays dense
+    const int64_t dims[3] = {blocks, blockSize, width};
+    const int64_t storage[1] = {(blocks - 1) * blockStride + blockSize * width};
+    auto& buffer = call->outputs.emplace_back(std::make_unique<DeviceBuffer>(static_cast<size_t>(storage[0]) * 4));
+    stateCache =
+        keep(*call, aclCreateTensor(dims, 3, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, storage, 1, buffer->data()));
+  }
   aclTensor* cmpKv = shaped(*call, ACL_BF16, sizeof(uint16_t), {1, kCmpRows, kCmpHeadDim}, true);
   aclTensor* softmaxScore = mhcFloatOutput(*call, {1, kCmpRows, kCmpBlockRows, kCmpHeadDim});
   aclTensor* kv = mhcFloatOutput(*call, {1, kCmpRows, kCmpBlockRows, kCmpHeadDim});
+  const int64_t cacheMode = ring ? 2 : 1;
   call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
     return aclnnCompressorGetWorkspaceSize(x, wkv, wgate, stateCache, ape, table, nullptr, nullptr, startPos, kCmpRatio,
-                                           kCmpCoff, 1, 0, true, cmpKv, softmaxScore, kv, size, executor);
+                                           kCmpCoff, cacheMode, blockStride, true, cmpKv, softmaxScore, kv, size,
+                                           executor);
   };
   call->secondPhase = aclnnCompressor;
   return call;
 }
+
+std::unique_ptr<OpCall> compressor() { return compressorCall(CacheKind::Paged); }
+std::unique_ptr<OpCall> compressorPaddedStride() { return compressorCall(CacheKind::PagedPaddedStride); }
+std::unique_ptr<OpCall> compressorRing() { return compressorCall(CacheKind::Ring); }
 
 /** aclnnCompressorGrad with start_pos, softmaxScore / kv of plausible values (weights 1/8, the rows' kv). */
 std::unique_ptr<OpCall> compressorGrad() {
@@ -631,6 +652,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcPreBackward", mhcPreBackward},
       {"aclnnMhcPreBackwardV2", mhcPreBackwardV2},
       {"aclnnCompressor", compressor},
+      {"aclnnCompressor", compressorPaddedStride, "PaddedStrideDim0"},
+      {"aclnnCompressor", compressorRing, "RingCache"},
       {"aclnnCompressorGrad", compressorGrad},
       {"aclnnFlashAttentionScore", flashAttentionScore},
       {"aclnnFlashAttentionScoreV2", flashAttentionScoreV2},

@@ -60,6 +60,7 @@ struct OpCall {
 struct ResourceFailureOp {
   const char* api;
   std::unique_ptr<OpCall> (*make)();
+  const char* variant = "";  // a second call of the same operator: what differs (a test-name suffix)
 };
 
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */

@@ -121,7 +121,9 @@ TEST_P(ResourceFailures, ATooSmallWorkspaceIsRejectedBeforeAnythingRuns) {
   expectNoTrace();
 }
 
-std::string opName(const ::testing::TestParamInfo<ResourceFailureOp>& info) { return info.param.api; }
+std::string opName(const ::testing::TestParamInfo<ResourceFailureOp>& info) {
+  return std::string(info.param.api) + (*info.param.variant != '\0' ? std::string("_") + info.param.variant : "");
+}
 
 INSTANTIATE_TEST_SUITE_P(EveryOperator, ResourceFailures, ::testing::ValuesIn(resourceFailureOps()), opName);
 

@@ -95,6 +95,10 @@ constexpr int64_t kCmpTokens = 13, kCmpBatch = 2, kCmpHidden = 1024, kCmpHeadDim
 constexpr int64_t kCmpChannels = kCmpCoff * kCmpHeadDim, kCmpBlockRows = kCmpCoff * kCmpRatio;
 constexpr int64_t kCmpRows = 5;  // min(T, T / cr + B)
 constexpr int64_t kCmpCacheBlocks = 5, kCmpCacheBlockSize = 8, kCmpCacheWidth = 2 * kCmpChannels;
+// The ring-buffer call (cacheMode 2): one ring of 16 positions per batch (>= coff*cr + 7 - 1), its two blocks 64 floats
+// apart beyond their extent, given only by stateCacheStrideDim0 (the tensor is described densely).
+constexpr int64_t kRingBlockSize = 16, kRingStride = kRingBlockSize * kCmpCacheWidth + 64;
+constexpr int64_t kRingStorage = kRingStride + kRingBlockSize * kCmpCacheWidth;
 
 /**
  * One thread's Compressor (gradEnabled) + CompressorGrad data: the backward reads the softmaxScore and kv the forward
@@ -108,10 +112,12 @@ struct CompressorJob {
         wgate(uniformElements(ACL_BF16, kCmpChannels * kCmpHidden, seed + 2)),
         ape(uniformElements(ACL_FLOAT, kCmpRatio * kCmpChannels, seed + 3)),
         stateCache(uniformElements(ACL_FLOAT, kCmpCacheBlocks * kCmpCacheBlockSize * kCmpCacheWidth, seed + 4)),
-        dCmpKv(uniformElements(ACL_BF16, kCmpRows * kCmpHeadDim, seed + 5)) {}
+        dCmpKv(uniformElements(ACL_BF16, kCmpRows * kCmpHeadDim, seed + 5)),
+        ringCache(uniformElements(ACL_FLOAT, kRingStorage, seed + 6)) {}
 
-  std::vector<unsigned char> x, wkv, wgate, ape, stateCache, dCmpKv;
-  std::vector<int32_t> table = {1, 2, 3, 4}, cuSeqlens = {0, 7, 13}, startPos = {2, 5};
+  std::vector<unsigned char> x, wkv, wgate, ape, stateCache, dCmpKv, ringCache;
+  std::vector<int32_t> table = {1, 2, 3, 4}, cuSeqlens = {0, 7, 13}, startPos = {2, 5}, ringTable = {1, 0};
+  std::vector<unsigned char> ringCmpKv = std::vector<unsigned char>(kCmpRows * kCmpHeadDim * 2);
   // Outputs: forward (the cache above), then backward.
   std::vector<unsigned char> cmpKv = std::vector<unsigned char>(kCmpRows * kCmpHeadDim * 2);
   std::vector<unsigned char> softmaxScore = std::vector<unsigned char>(kCmpRows * kCmpBlockRows * kCmpHeadDim * 4);
@@ -123,7 +129,8 @@ struct CompressorJob {
 
   bool operator==(const CompressorJob& other) const {
     return stateCache == other.stateCache && cmpKv == other.cmpKv && softmaxScore == other.softmaxScore &&
-           kv == other.kv && dX == other.dX && dWkv == other.dWkv && dWgate == other.dWgate && dApe == other.dApe;
+           kv == other.kv && dX == other.dX && dWkv == other.dWkv && dWgate == other.dWgate && dApe == other.dApe &&
+           ringCache == other.ringCache && ringCmpKv == other.ringCmpKv;
   }
 };
 
@@ -298,6 +305,19 @@ void enqueueCompressor(CompressorJob& job, aclrtStream stream, std::vector<std::
                                                    kCmpCoff, dX.get(), dWkv.get(), dWgate.get(), dApe.get(), s, e);
       },
       aclnnCompressorGrad, stream, workspaces);
+  // Then the same tokens through the ring-buffer cache with a padded block stride (read, then written in place).
+  auto ringCache =
+      makeView(job.ringCache.data(), ACL_FLOAT, {kCmpBatch, kRingBlockSize, kCmpCacheWidth}, {}, 0, kRingStorage);
+  auto ringTable = makeView(job.ringTable.data(), ACL_INT32, {kCmpBatch});
+  auto ringCmpKv = makeView(job.ringCmpKv.data(), ACL_BF16, {kCmpRows, kCmpHeadDim});
+  enqueue(
+      [&](uint64_t* s, aclOpExecutor** e) {
+        return aclnnCompressorGetWorkspaceSize(x.get(), wkv.get(), wgate.get(), ringCache.get(), ape.get(),
+                                               ringTable.get(), cuSeqlens.get(), nullptr, startPos.get(), kCmpRatio,
+                                               kCmpCoff, 2, kRingStride, false, ringCmpKv.get(), softmaxScore.get(),
+                                               kv.get(), s, e);
+      },
+      aclnnCompressor, stream, workspaces);
 }
 
 /** Queues FlashAttentionScoreV2, then FlashAttentionScoreGradV2 on the out and statistics it writes. */
