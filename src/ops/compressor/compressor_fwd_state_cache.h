@@ -66,7 +66,7 @@ int64_t compressorMaxTableColumns(int64_t blockSize);
  * The block table entries a checked call goes through, with the addressing rule of the file comment. Only the
  * columns each batch's positions reach are copied (its history and its writes: at most (coff*cr + u_b) / block_size
  * + 2 columns), so a wide or stride-0 table costs what the call uses, not what its descriptor claims. Columns past
- * the table's last one are not copied: the check rejects a call that needs them (CompressorCacheMap::neededColumns).
+ * the table's last one are not copied: the check rejects a call that needs them (checkCompressorValues).
  */
 struct CompressorCacheMap {
   int64_t cacheMode = kCompressorPagedCache;
@@ -86,7 +86,7 @@ struct CompressorCacheMap {
   bool writes(int64_t b, int64_t p) const;
 };
 
-/** The positions [first, end) batch b reads or writes: its history and write ranges together (they meet at sp). */
+/** The positions [first, end) batch b reads or writes: from its history's first to its writes' last position. */
 PositionRange compressorTouchedRange(const CompressorProblem& problem, int64_t cacheMode, int64_t b);
 
 /** The map of a call whose table passed the shape checks and whose per-batch values were read into `problem`. */
