@@ -4,15 +4,18 @@
 // block_size, block_num, stateCacheStrideDim0, gradEnabled; valid, edge and hostile values, and batch counts up to
 // 2^63 carried by stride-0 int32 tensors), the values of the int32 tensors (cu_seqlens, seqused, start_pos, the block
 // table: valid ones, then hostile mutations), which optional tensors are given; then every tensor is decoded with
-// hostile descriptors (fuzz_common.h), and an output may be an earlier tensor itself.
+// hostile descriptors (fuzz_common.h), and an output may be an earlier tensor itself. Last (issue 27) the forward
+// picks stateCacheStrideDim0 against the storage the cache declares (just inside it, just past it, INT32_MAX, ...),
+// and sometimes swaps the paged block table for a stride-0 one of 2^20 .. 2^40 columns over 4 bytes.
 //
 // Besides fuzz_common.h's oracle, the target holds its own model of the rules gradkit decided
 // (src/ops/compressor/compressor_check.cpp, compressor_fwd_check_values.cpp, compressor_fwd_state_cache.h,
 // compressor_grad_check.cpp, compressor_grad_check_values.cpp; spec compressor.md 3.1, 5.2-5.4), computed from the
 // descriptors aclCreateTensor accepted and the int32 values as they lie in memory at call time: a call the model
-// finds invalid must fail, and a call it finds valid must succeed unless the model is unsure (an output whose hull
-// meets another tensor's without a shared byte, an output that is not dense-or-gapped, a cache view that reaches
-// into the rounding slack of its aclrtMalloc block, a view too big to run, more batches than the model reads).
+// finds invalid must fail (a cache whose strided blocks leave its declared storage, a table wider than
+// ceil(2^31 / block_size) columns included), and a call it finds valid must succeed unless the model is unsure (an
+// output whose hull meets another tensor's without a shared byte, an output that is not dense-or-gapped, a view too
+// big to run, more batches than the model reads).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -81,6 +84,7 @@ struct Arg {
   int format = -1;
   std::vector<int64_t> shape;  // what the decoding asked for (before fuzz_common.h's mutations)
   int intendedDtype = -1;
+  bool cheap = false;  // a stride-0 view nothing walks element by element (a wide table): it does not stop the run
 
   int64_t rank() const { return static_cast<int64_t>(v.dims.size()); }
   bool empty() const { return v.numel == 0; }
@@ -135,7 +139,7 @@ struct Verdict {
 // stride).
 struct Mem {
   const fuzz::View* v;
-  bool slack = false;  // the view reaches past our buffer into the rounding slack of its tracked block
+  bool pastBuffer = false;  // the view reaches past our buffer (a cache strided past its storage): never walked
 };
 
 // gradkit's memory rules, judged element by element: an output that writes a byte twice, or shares a byte with an
@@ -162,7 +166,7 @@ void judgeMemory(const fuzz::World& world, const std::vector<Mem>& inputs, const
     }
     if (!dense) verdict->unsure = true;  // gradkit's rule is conservative: it may refuse a layout without a clash
     if (dense && meeting.empty()) continue;
-    if (out.numel > kRunNumel || outputs[o].slack) {
+    if (out.numel > kRunNumel || outputs[o].pastBuffer) {
       verdict->unsure = true;
       continue;
     }
@@ -175,7 +179,7 @@ void judgeMemory(const fuzz::World& world, const std::vector<Mem>& inputs, const
     });
     for (const Mem& m : meeting) {
       const fuzz::View& other = *m.v;
-      if (other.numel > kRunNumel || m.slack) continue;
+      if (other.numel > kRunNumel || m.pastBuffer) continue;
       forEachElement(other, [&](size_t at) {
         for (size_t k = 0; k < other.elemSize; ++k) {
           if (at + k < mark.size() && mark[at + k]) verdict->invalid = true;
@@ -221,8 +225,16 @@ class Call {
   // what memory could hold).
   Arg& addBroadcast(const char* name, const std::vector<int64_t>& shape, int32_t value) {
     Arg& a = push(name, ACL_INT32, shape, false);
+    makeBroadcast(a, shape, value);
+    return a;
+  }
+
+  // Makes `a` such a stride-0 INT32 tensor (in place of what it was).
+  void makeBroadcast(Arg& a, const std::vector<int64_t>& shape, int32_t value) {
+    a.t = nullptr;
+    a.v = fuzz::View{};
     const int b = world_.newBuffer(in_, sizeof value, false);
-    if (b < 0) return a;
+    if (b < 0) return;
     std::memcpy(world_.buffers[b].data, &value, sizeof value);
     a.v.buffer = b;
     a.v.byteOffset = 0;
@@ -235,10 +247,9 @@ class Call {
     const int64_t storage = 1;
     a.t = aclCreateTensor(shape.data(), shape.size(), ACL_INT32, a.v.strides.data(), 0, ACL_FORMAT_ND, &storage, 1,
                           world_.buffers[b].data);
-    if (a.t == nullptr) return a;
+    if (a.t == nullptr) return;
     own_.push_back(a.t);
     readBack(a);
-    return a;
   }
 
   std::deque<Arg>& args() { return args_; }
@@ -246,7 +257,7 @@ class Call {
   // True when a view is too big to run (fuzz_common.h's flag is recomputed with kRunNumel).
   bool tooBig() const {
     for (const Arg& a : args_) {
-      if (a.t != nullptr && (a.v.numel > kRunNumel || a.v.numel < 0)) return true;
+      if (a.t != nullptr && !a.cheap && (a.v.numel > kRunNumel || a.v.numel < 0)) return true;
     }
     return false;
   }
@@ -607,54 +618,58 @@ FwdChoices decodeForward(fuzz::Input& in) {
   return c;
 }
 
+// The elements the storage of a created tensor declares (the product of its storage dims).
+int64_t storageElements(const aclTensor* t) {
+  int64_t* dims = nullptr;
+  uint64_t count = 0;
+  if (aclGetStorageShape(t, &dims, &count) != ACLNN_SUCCESS) fuzz::finding("aclGetStorageShape failed");
+  int64_t elements = 1;
+  for (uint64_t i = 0; i < count; ++i) elements = satMul(elements, dims[i]);
+  delete[] dims;
+  return elements;
+}
+
 // stateCacheStrideDim0 for the cache as created: 0, its own dim-0 stride, the smallest legal value (one block's
-// extent), the largest our buffer holds, or hostile. On untracked memory gradkit must trust the caller (docs/
-// reliability.md): a value that would reach past our buffer is replaced by 0 there.
-int64_t pickStrideDim0(fuzz::Input& in, const fuzz::World& world, const Arg& cache) {
+// extent), the largest that keeps the block_num blocks inside the storage the cache declares, or hostile: one more
+// than that, extent - 1, 1000 extents, INT32_MAX and past it, negative, the INT64 extremes. Every value is passed as
+// picked: gradkit must refuse blocks that leave the declared storage (issue 27), and the storage is mostly exactly
+// the view with a buffer of exactly that size, so that ASan sees a write past it.
+int64_t pickStrideDim0(fuzz::Input& in, const Arg& cache, int64_t storage) {
   const uint8_t m = in.u8();
   if (m < 150 || cache.t == nullptr || cache.v.dims.size() != 3 || cache.v.numel <= 0) return 0;
   const fuzz::View& v = cache.v;
   const int64_t extent = (v.dims[1] - 1) * v.strides[1] + (v.dims[2] - 1) * v.strides[2] + 1;
-  int64_t s;
-  if (m < 185) {
-    s = v.strides[0];
-  } else if (m < 210) {
-    s = extent;
-  } else if (m < 235) {
-    // The largest stride whose last block still ends inside our buffer.
-    const fuzz::Buffer& b = world.buffers[v.buffer];
-    const int64_t room = static_cast<int64_t>((b.size - v.byteOffset) / v.elemSize);
-    const int64_t rest = room - 1 - v.offset - (extent - 1);
-    s = v.dims[0] > 1 ? std::max<int64_t>(extent, rest / (v.dims[0] - 1)) : extent + in.u8() % 7;
-  } else {
-    static constexpr int64_t kOdd[] = {-1, 1, 0, kI32Max, kI32Max + 1, std::numeric_limits<int64_t>::min(), kI64Max};
-    const uint8_t o = in.u8();
-    s = o % 4 == 3 ? extent - 1 : (o % 4 == 2 ? satMul(extent, 1000) : kOdd[o % 7]);
-  }
-  // A value the stride rule rejects stays (gradkit must refuse it before touching memory), as does any value on
-  // tracked memory (gradkit must check the block).
-  if (s == v.strides[0] || s < extent || s > kI32Max || world.buffers[v.buffer].tracked) return s;
-  const __int128 reach = static_cast<__int128>(v.offset) + static_cast<__int128>(v.dims[0] - 1) * s + extent;
-  const __int128 room = static_cast<__int128>((world.buffers[v.buffer].size - v.byteOffset) / v.elemSize);
-  return reach <= room ? s : 0;
+  // The largest stride that keeps the last block inside the storage (the view lies inside it: aclCreateTensor's rule,
+  // so nothing overflows); with one block any stride does.
+  const auto fits = [&] {
+    if (v.dims[0] > 1) return std::max<int64_t>(extent, (storage - v.offset - extent) / (v.dims[0] - 1));
+    return extent + in.u8() % 7;
+  };
+  if (m < 185) return v.strides[0];
+  if (m < 210) return extent;
+  if (m < 235) return fits();
+  static constexpr int64_t kOdd[] = {kI32Max, kI32Max + 1, -1, 1, std::numeric_limits<int64_t>::min(), kI64Max, 0};
+  const uint8_t o = in.u8() % 10;
+  if (o == 0) return fits() + 1;  // the last block ends one stride past the storage (dims[0] > 1)
+  if (o == 1) return extent - 1;
+  if (o == 2) return satMul(extent, 1000);
+  return kOdd[o - 3];
 }
 
-// The cache as gradkit addresses it: dim 0 strided by stateCacheStrideDim0 when that is not 0. `slack` when the
-// view reaches past our buffer (on tracked memory: gradkit may accept it inside the block's rounding, and must
-// reject it beyond).
-fuzz::View effectiveCache(const fuzz::World& world, const Arg& cache, int64_t strideDim0, bool* slack, bool* beyond) {
+// The cache as gradkit addresses it: dim 0 strided by stateCacheStrideDim0 when that is not 0. `pastStorage` when
+// its last block ends past the storage the cache declares (the call must fail), `pastBuffer` when past our buffer
+// (implied by pastStorage: the harness then neither walks nor runs it).
+fuzz::View effectiveCache(const fuzz::World& world, const Arg& cache, int64_t strideDim0, int64_t storage,
+                          bool* pastStorage, bool* pastBuffer) {
   fuzz::View v = cache.v;
-  *slack = *beyond = false;
+  *pastStorage = *pastBuffer = false;
   if (strideDim0 == 0 || v.dims.size() != 3 || v.numel <= 0 || v.buffer < 0) return v;
   v.strides[0] = strideDim0;
   __int128 last = v.offset;
   for (size_t d = 0; d < 3; ++d) last += static_cast<__int128>(v.dims[d] - 1) * v.strides[d];
-  const fuzz::Buffer& b = world.buffers[v.buffer];
+  *pastStorage = last + 1 > storage || last < 0;
   const __int128 endByte = static_cast<__int128>(v.byteOffset) + (last + 1) * static_cast<__int128>(v.elemSize);
-  if (endByte > static_cast<__int128>(b.size)) {
-    *slack = true;
-    if (endByte > static_cast<__int128>(b.size) + 64) *beyond = true;  // aclrtMalloc rounds up by at most 63 bytes
-  }
+  *pastBuffer = endByte > static_cast<__int128>(world.buffers[v.buffer].size) || last < 0;
   return v;
 }
 
@@ -705,7 +720,30 @@ Outcome forward(fuzz::Input& in, fuzz::World& world, uint64_t* sizeArg, aclOpExe
   if (!c.ints.sequsedGiven) seqused.t = nullptr;
   if (!c.ints.startPosGiven) startPos.t = nullptr;
   maybeNullOne(in, call.args());
-  const int64_t strideDim0 = pickStrideDim0(in, world, cache);
+  const int64_t cacheStorage = cache.t != nullptr ? storageElements(cache.t) : 0;
+  const int64_t strideDim0 = pickStrideDim0(in, cache, cacheStorage);
+  // A wide paged table (issue 27), about once in 16 inputs: [B, columns] of one stride-0 value over 4 bytes, with
+  // 2^20 .. 2^40 columns around gradkit's limit ceil(2^31 / block_size) (no int32 position reaches a later column).
+  // gradkit must copy only the columns a call reaches (a valid call runs), and refuse a table past the limit.
+  const uint8_t wm = in.u8();
+  if (wm >= 240 && c.cacheMode == 1 && table.t != nullptr) {
+    const int64_t bs = cache.t != nullptr && cache.rank() == 3 ? std::clamp<int64_t>(cache.v.dims[1], 1, 1024) : 4;
+    const int64_t limit = ceilDiv(int64_t{1} << 31, bs);
+    const int64_t kColumns[] = {
+        int64_t{1} << 24,      limit, limit + 1, int64_t{1} << 31, int64_t{1} << 33, int64_t{1} << 40, limit - 1,
+        (int64_t{1} << 20) + 1};
+    const uint8_t vm = in.u8();
+    const int64_t blocks = std::clamp<int64_t>(c.blockNum, 0, kI32Max);
+    static constexpr int64_t kOddEntry[] = {0, -1, kI32Max, 1};
+    const int64_t value = vm < 200 ? (blocks > 1 ? 1 : 0) : (vm % 5 == 4 ? blocks : kOddEntry[vm % 5]);
+    call.makeBroadcast(table, {c.batch, kColumns[wm % 8]}, static_cast<int32_t>(value));
+    table.cheap = true;
+    static const bool trace = std::getenv("GRADKIT_FUZZ_TRACE") != nullptr;
+    if (trace) {
+      std::fprintf(stderr, "fuzz: wide table [%lld, %lld] of %lld\n", static_cast<long long>(c.batch),
+                   static_cast<long long>(kColumns[wm % 8]), static_cast<long long>(value));
+    }
+  }
   const bool gradEnabled = c.gradEnabled;
   const int64_t cmpRatio = c.cmpRatio, coffAttr = c.coff, cacheMode = c.cacheMode;
 
@@ -720,8 +758,8 @@ Outcome forward(fuzz::Input& in, fuzz::World& world, uint64_t* sizeArg, aclOpExe
   // The model, in gradkit's order (compressor_check.cpp); the first broken rule makes the call invalid.
   Outcome out{};
   Verdict& verdict = out.verdict;
-  bool slack = false, beyond = false;
-  const fuzz::View effCache = effectiveCache(world, cache, strideDim0, &slack, &beyond);
+  bool pastStorage = false, pastBuffer = false;
+  const fuzz::View effCache = effectiveCache(world, cache, strideDim0, cacheStorage, &pastStorage, &pastBuffer);
   const auto judge = [&]() -> bool {  // true: invalid
     if (anyNull({&x, &wkv, &wgate, &cache, &ape, &table, &cmpKv, &score, &kv})) return true;
     // Layout.
@@ -765,6 +803,7 @@ Outcome forward(fuzz::Input& in, fuzz::World& world, uint64_t* sizeArg, aclOpExe
     if (kv.dtype != ACL_FLOAT || kv.rank() != rank + 1) return true;
     // Consistency.
     if (table.v.dims[0] != batch) return true;
+    if (cacheMode == 1 && table.v.dims[1] > ceilDiv(int64_t{1} << 31, blockSize)) return true;  // int32 positions
     if (seqused.t != nullptr && seqused.v.dims[0] != batch) return true;
     if (startPos.t != nullptr && startPos.v.dims[0] != batch) return true;
     if (wkv.v.dims[1] != hidden) return true;
@@ -776,6 +815,7 @@ Outcome forward(fuzz::Input& in, fuzz::World& world, uint64_t* sizeArg, aclOpExe
     const fuzz::View& cv = cache.v;
     const int64_t extent = (cv.dims[1] - 1) * cv.strides[1] + (cv.dims[2] - 1) * cv.strides[2] + 1;
     if (strideDim0 != 0 && (strideDim0 < extent || strideDim0 > kI32Max)) return true;
+    if (pastStorage) return true;  // the strided blocks must stay inside the storage the cache declares
     if (!full) {
       const int64_t effective = strideDim0 != 0 ? strideDim0 : cv.strides[0];
       if (effective != cv.dims[1] * cv.dims[2] || cv.strides[2] != 1 || cv.strides[1] != cv.dims[2]) return true;
@@ -799,13 +839,12 @@ Outcome forward(fuzz::Input& in, fuzz::World& world, uint64_t* sizeArg, aclOpExe
     for (const Arg& a : call.args()) {
       if (a.t != nullptr && privateFormat(a.format)) return true;
     }
-    // Memory: the cache's view with its effective stride must fit a tracked block; no output may share a byte.
-    if (beyond) return true;
+    // Memory: no output may write a byte twice or share one (the cache through its effective stride).
     std::vector<Mem> inputs, outputs;
     for (const Arg* a : {&x, &wkv, &wgate, &ape, &table, &cu, &seqused, &startPos}) {
       if (a->t != nullptr) inputs.push_back({&a->v});
     }
-    outputs.push_back({&effCache, slack});
+    outputs.push_back({&effCache, pastBuffer});
     outputs.push_back({&cmpKv.v});
     if (gradEnabled) {
       outputs.push_back({&score.v});
@@ -868,7 +907,7 @@ Outcome forward(fuzz::Input& in, fuzz::World& world, uint64_t* sizeArg, aclOpExe
     return false;
   };
   verdict.invalid = judge();
-  out.tooBig = call.tooBig() || slack;
+  out.tooBig = call.tooBig() || pastBuffer;
   if (out.tooBig) verdict.unsure = true;
 
   // What the run may write: the cache through its effective view, cmpKvOut, and with gradEnabled the two others.

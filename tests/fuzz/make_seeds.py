@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus (tests/fuzz/corpus/<target>/): a few short inputs per target. Every read past the end
-of an input gives 0, and 0 always means "the plain, valid choice", so a seed only spells out the first bytes.
-Rerun after changing how the targets decode their input: python3 tests/fuzz/make_seeds.py"""
+"""Writes the seed corpus (tests/fuzz/corpus/<target>/): a few short inputs per target, and the regression inputs
+written by hand (tests/fuzz/regressions/<target>/, the REGRESSIONS below; the ones libFuzzer found are kept as found).
+Every read past the end of an input gives 0, and 0 always means "the plain, valid choice", so a seed only spells out
+the first bytes. Rerun after changing how the targets decode their input: python3 tests/fuzz/make_seeds.py"""
 import pathlib
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -106,10 +107,11 @@ COMPRESSOR = {
 
 # The plain forward's tensors start at byte 24 (x), ..., 72 (stateCacheRef: 72 the "earlier tensor" byte, 76 its
 # strides, 79 its storage, 80 its memory), ..., 203 (kvOut); stateCacheStrideDim0's byte follows them, at 221
-# (GRADKIT_FUZZ_TRACE=1 prints where each tensor starts). The stride: one block's extent - 1; 1000 extents (replaced
-# by 0 on untracked memory, rejected on an aclrtMalloc block); the largest our buffer holds with 4 spare elements
-# (gaps between the blocks); A2 with those gaps, and A2 with a channel stride of 3 (not dense).
-COMPRESSOR["fwd-stride-dim0-below-extent"] = sparse([0], {221: 240, 222: 3})
+# (GRADKIT_FUZZ_TRACE=1 prints where each tensor starts), then (222: 240 and more) the wide-table choice, or the
+# hostile stride's own byte. The stride: one block's extent - 1; 1000 extents (past the storage the cache declares:
+# rejected); the largest the storage holds with 4 spare elements (gaps between the blocks); A2 with those gaps, and
+# A2 with a channel stride of 3 (not dense).
+COMPRESSOR["fwd-stride-dim0-below-extent"] = sparse([0], {221: 240, 222: 1})
 COMPRESSOR["fwd-stride-dim0-1000-extents"] = sparse([0], {221: 240, 222: 2})
 COMPRESSOR["fwd-stride-dim0-past-tracked-block"] = sparse([0], {80: 240, 221: 240, 222: 2})
 COMPRESSOR["fwd-stride-dim0-gaps-between-blocks"] = sparse([0], {79: 154, 221: 215})
@@ -125,14 +127,22 @@ COMPRESSOR["fwd-a2-cache-channel-stride"] = sparse([0, 0, 201], {11: 2, 76: 5, 7
 # (m % 9), preTokens / nextTokens (0: INT32_MAX, 102: 1, 103: 3), innerPrecise, pseType (m % 4), outDtype (2 bytes),
 # the statistics layout (1: same_as_input), the mask (1 SS, 2 11SS, 3 B1SS, 4 BNSS, 5 the [2048, 2048] template, 6
 # the [3072, 2048] one), its dtype (1: BOOL), the template's shape, the pse (1 BNSS, 2 BN1S, 3 1NSS, 4 BNHS, 5 1NHS,
-# 6 N, 7 BN slopes); then the arrays and the tensors (zeros: exact, dense, valid).
+# 6 N, 7 BN slopes); [FP8: the fill of the scales of q, k, v, dy (m % 16: 0 1.0, 1 NaN, 2 +Inf, 3 -Inf, 4 1e20; m /
+# 16 odd: the first element only), dScaleO given]; then the arrays (padded, modes other than 5 / 6: the actual-length
+# flag, the prefix flag, the start-index flag (5: given), q's start (200 INT64_MAX, 201 INT64_MIN, 202 2^61, 203
+# -2^61, 204 2^61 + 1, 205 -2^61 - 1), its null and mutation bytes, the same for kv) and the tensors (zeros: exact,
+# dense, valid). keepProb 240 .. 255 are the values near 0: 240 1e-300, 241 1e-46, 242 1e-40, 243 FLT_MIN, 244 / 245
+# its float neighbours, ... (fuzz_flash_attention.cpp tinyKeepProb).
 FA_ENTRIES = ["score", "score-v2", "score-v4", "var-len", "var-len-v2", "var-len-v4", "grad", "grad-v2", "grad-v4",
               "unpad-grad", "unpad-grad-v2", "unpad-grad-v4"]
 
 
 def fa(entry, dtype=0, layout=0, n2=0, group=0, b=0, s1=3, keep=0, sparse_mode=0, pre=0, nxt=0, pse_type=0,
-       stats=0, mask=0, mask_bool=0, pse=0, tnd=None):
-    """One flash attention seed; tnd: per-batch (S1_b, S2_b) for the TND entries (or a V4 entry made TND)."""
+       stats=0, mask=0, mask_bool=0, pse=0, tnd=None, s2=None, fp8=None, out_dtype=0, scales=None, starts=None, d=0):
+    """One flash attention seed; tnd: per-batch (S1_b, S2_b) for the TND entries (or a V4 entry made TND); s2: the
+    bytes of S2 (default S2 = S1); d: D's byte (0: 16, 132: 1); fp8: 1 FLOAT8_E5M2, 0 FLOAT8_E4M3FN (ScoreGradV4), with
+    `scales` (the fills of q, k, v, dy) and no dScaleO; starts: (q's byte, kv's byte) of the start indices (padded,
+    modes other than 5 / 6)."""
     values = [entry, 0]
     if entry in (2, 8):
         values.append(2 if tnd else 0)
@@ -140,15 +150,19 @@ def fa(entry, dtype=0, layout=0, n2=0, group=0, b=0, s1=3, keep=0, sparse_mode=0
         values.append(layout)
     values.append(dtype)
     if entry == 8:
-        values.append(0)
-    values += [n2, group, 0, 0]
+        values += [0] if fp8 is None else [15, fp8]
+    values += [n2, group, d, 0]
     if tnd is not None:
         values += [len(tnd) - 1, 0]
         for q, kv in tnd:
             values += [q, 2] if q == kv else [q, 0, kv]
     else:
-        values += [b, s1, 2]
-    values += [0, 0, 0, keep, 0, 0, sparse_mode, pre, nxt, 0, pse_type, 0, 0, stats, mask, mask_bool, 0, pse]
+        values += [b, s1] + ([2] if s2 is None else s2)
+    values += [0, 0, 0, keep, 0, 0, sparse_mode, pre, nxt, 0, pse_type, 0, out_dtype, stats, mask, mask_bool, 0, pse]
+    if fp8 is not None:
+        values += list(scales or [0, 0, 0, 0]) + [0]
+    if starts is not None:
+        values += [0, 0, 5, starts[0], 0, 0, starts[1], 0, 0]
     return values
 
 
@@ -170,10 +184,68 @@ for entry in (3, 4, 5, 9, 10, 11):  # the TND entries: an empty batch, a causal 
                                                              mask=5, tnd=[(3, 5), (6, 6)])
 FLASH_ATTENTION["score-prefix-mode6"] = fa(0, 0, 0, 0, 0, s1=6, sparse_mode=6, mask=6)
 FLASH_ATTENTION["grad-v4-a3-unavailable"] = [8, 230]
+# Issue 27's families, valid: keepProb FLT_MIN (243) and a double just under it that rounds to it (246), FP8 GradV4
+# (E5M2 -> FLOAT16, E4M3FN -> BF16) with plain scales, start indices at +/-2^61 with ALiBi slopes.
+FLASH_ATTENTION["score-v2-keep-prob-flt-min-dropout"] = fa(1, keep=243)
+FLASH_ATTENTION["grad-v2-keep-prob-rounds-to-flt-min"] = fa(7, keep=246)
+FLASH_ATTENTION["grad-v4-fp8-e5m2"] = fa(8, layout=1, n2=1, group=1, fp8=1)
+FLASH_ATTENTION["grad-v4-fp8-e4m3-bf16-sbh"] = fa(8, layout=3, fp8=0, out_dtype=1)
+FLASH_ATTENTION["score-v2-alibi-start-idx-2e61"] = fa(1, pse_type=2, pse=6, starts=(203, 202))
+
+# Regression inputs written by hand (tests/fuzz/regressions/<target>/): each would have been a finding before the fix
+# of issue 27 it is named after.
+REGRESSIONS = {"fuzz_compressor": {}, "fuzz_flash_attention": {}}
+FA_REGRESSIONS = REGRESSIONS["fuzz_flash_attention"]
+# keepProb below FLT_MIN as a float (1e-300, 1e-40, the float below FLT_MIN, a double rounding to a denormal): once
+# accepted (NaN / Inf outputs), now 161002 naming keepProb.
+FA_REGRESSIONS["score-v2-keep-prob-1e-300"] = fa(1, keep=240)
+FA_REGRESSIONS["grad-keep-prob-1e-40"] = fa(6, keep=242)
+FA_REGRESSIONS["var-len-keep-prob-below-flt-min"] = fa(3, keep=244, tnd=[(3, 4), (5, 5)])
+FA_REGRESSIONS["grad-v2-keep-prob-rounds-to-denormal"] = fa(7, keep=248)
+# FP8 GradV4 with NaN / +Inf / -Inf / 1e20 de-quant scales: aclrtSynchronizeStream returned 507000; now the run
+# returns 0 and the NaN / Inf reach the outputs.
+FA_REGRESSIONS["grad-v4-fp8-nan-scales"] = fa(8, fp8=1, scales=[1, 1, 1, 1])
+FA_REGRESSIONS["grad-v4-fp8-inf-scale-k"] = fa(8, layout=1, fp8=1, scales=[0, 2, 0, 0])
+FA_REGRESSIONS["grad-v4-fp8-minus-inf-scale-dy-bf16"] = fa(8, layout=2, fp8=0, out_dtype=1, scales=[0, 0, 0, 3])
+FA_REGRESSIONS["grad-v4-fp8-1e20-scales"] = fa(8, fp8=0, scales=[4, 4, 4, 4])
+FA_REGRESSIONS["grad-v4-fp8-nan-first-q-scale-inf-v"] = fa(8, fp8=1, scales=[17, 0, 2, 0])
+# Start indices outside [-2^61, 2^61]: once accepted (int64 overflow in the ALiBi distance), now 161002.
+FA_REGRESSIONS["score-v2-q-start-idx-int64-max"] = fa(1, starts=(200, 0))
+FA_REGRESSIONS["grad-v2-kv-start-idx-2e61-plus-1-alibi"] = fa(7, pse_type=2, pse=6, starts=(2, 204))
+FA_REGRESSIONS["score-v4-start-idx-int64-min"] = fa(2, starts=(201, 205))
+# sparseMode 2..8 without attenMask: once full attention, now 161001 naming attenMaskOptional.
+FA_REGRESSIONS["score-mode3-no-mask"] = fa(0, sparse_mode=3)
+FA_REGRESSIONS["grad-v2-mode2-no-mask"] = fa(7, sparse_mode=2)
+FA_REGRESSIONS["score-mode6-no-mask"] = fa(0, sparse_mode=6)
+FA_REGRESSIONS["unpad-grad-mode8-no-mask"] = fa(9, sparse_mode=8, tnd=[(3, 3), (4, 4)])
+# Philox dropout over 36 * 2^62 scores (N1 = 3, S1 = 12, D = 1; stride-0 keys of S2 = 2^62 rows): now 161002 naming
+# keepProb.
+FA_REGRESSIONS["score-v4-philox-dropout-2e62-keys"] = fa(2, group=2, d=132, s1=11, keep=150, s2=[0, 230, 242])
+# A stride-0 dropMask of one byte claiming 2^40 (forward, its choice at byte 80) or 2^62 bytes (backward, byte 96):
+# once staged whole (a 2^40-byte workspace), now staged for the ceil(scores / 8) bytes the kernels read.
+FA_REGRESSIONS["score-v2-stride0-drop-mask-2e40"] = sparse(fa(1, keep=150), {80: 0xF8})
+FA_REGRESSIONS["grad-v2-stride0-drop-mask-2e62"] = sparse(fa(7, keep=150), {96: 0xF9})
+FA_REGRESSIONS["score-stride0-drop-mask-int64-max"] = sparse(fa(0, keep=150), {80: 0xFA})
+
+CMP_REGRESSIONS = REGRESSIONS["fuzz_compressor"]
+# stateCacheStrideDim0 past the storage stateCacheRef declares (the plain forward's cache [3, 4, 256] has storage
+# exactly its view, in a buffer of that size): 1000 extents, INT32_MAX, and with 4 spare elements one more than the
+# largest stride they hold. Once the storage was replaced by the stride's reach and the run wrote past the buffer
+# (ASan; the first two), or the call was accepted (the third); now 161002 naming stateCacheStrideDim0.
+CMP_REGRESSIONS["fwd-stride-dim0-1000-extents-past-storage"] = sparse([0], {221: 240, 222: 2})
+CMP_REGRESSIONS["fwd-stride-dim0-int32-max-past-storage"] = sparse([0], {221: 240, 222: 3})
+CMP_REGRESSIONS["fwd-stride-dim0-one-past-storage-gaps"] = sparse([0], {79: 154, 221: 240, 222: 0})
+# Wide stride-0 block tables over 4 bytes (222: the wide-table byte): 2^24 columns (once a 128 MiB copy), exactly
+# ceil(2^31 / block_size) = 2^31 columns with block_size 1 (19: 1; valid and run: once a 16 GiB copy), one column
+# past the limit and 2^33 columns (now 161002 naming stateBlockTableOptional).
+CMP_REGRESSIONS["fwd-table-2e24-columns-stride0"] = sparse([0], {222: 240})
+CMP_REGRESSIONS["fwd-table-2e31-columns-block-size-1"] = sparse([0], {19: 1, 222: 241})
+CMP_REGRESSIONS["fwd-table-past-column-limit"] = sparse([0], {222: 242})
+CMP_REGRESSIONS["fwd-table-2e33-columns-stride0"] = sparse([0], {222: 244})
 
 
-def write(target, seeds):
-    folder = HERE / "corpus" / target
+def write(target, seeds, kind="corpus"):
+    folder = HERE / kind / target
     folder.mkdir(parents=True, exist_ok=True)
     for name, values in seeds.items():
         (folder / name).write_bytes(bytes(values))
@@ -184,3 +256,5 @@ write("fuzz_dropout_family", DROPOUT)
 write("fuzz_mhc", MHC)
 write("fuzz_compressor", COMPRESSOR)
 write("fuzz_flash_attention", FLASH_ATTENTION)
+for target, inputs in REGRESSIONS.items():
+    write(target, inputs, "regressions")
