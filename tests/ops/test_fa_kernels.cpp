@@ -406,7 +406,7 @@ TEST(FaKernelBits, SameForAnyThreadCountAndTable) {
   checkBits(t, "tnd bf16 mask rope");
 }
 
-TEST(FaKernelBits, ExpWithinTwoUlpAndSameInBothTables) {
+TEST(FaKernelBits, ExpWithinTwoUlpNoSubnormalAndSameInBothTables) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> uniform(-110.0f, 95.0f);
   std::vector<float> x(20000);
@@ -429,10 +429,47 @@ TEST(FaKernelBits, ExpWithinTwoUlpAndSameInBothTables) {
       EXPECT_EQ(got, INFINITY) << x[i];
       continue;
     }
-    // 2 ulp of the result (denormal results: 2 ulp of the smallest denormal).
-    const double ulp = std::max(std::ldexp(1.0, std::ilogb(std::max(want, 1e-300)) - 23), std::ldexp(1.0, -149));
+    // Never a subnormal: results below FLT_MIN are 0 (2 ulp of slack at the boundary), the rest within 2 ulp.
+    EXPECT_NE(std::fpclassify(got), FP_SUBNORMAL) << x[i] << ": " << got;
+    const double ulp = std::ldexp(1.0, std::ilogb(std::max(want, static_cast<double>(FLT_MIN))) - 23);
+    if (got == 0.0f) {
+      EXPECT_LT(want, FLT_MIN + 2.0 * ulp) << x[i] << ": 0 vs " << want;
+      continue;
+    }
     EXPECT_LE(std::fabs(got - want), 2.0 * ulp) << x[i] << ": " << got << " vs " << want;
   }
+}
+
+// P = exp(s * scale - m) / l below FLT_MIN is 0 in both tables (no subnormal reaches a tile product), the same bits.
+TEST(FaKernelBits, BackwardPNeverSubnormalAndSameInBothTables) {
+  const int64_t rows = 3, cols = 21;  // two SIMD groups and a scalar tail
+  std::vector<float> scores(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < cols; ++j) scores[static_cast<size_t>(r * cols + j)] = -70.0f - 1.5f * j + 0.25f * r;
+  }
+  const float rowMax[rows] = {0.0f, 0.0f, -FLT_MAX}, rowSum[rows] = {1e6f, 1.0f, 1.0f};
+  std::vector<float> simd = scores, scalar = scores;
+  kernels::kFaSimdKernels.backwardRows({simd.data(), cols, rows, cols, 1.0f, rowMax, rowSum});
+  kernels::kFaScalarKernels.backwardRows({scalar.data(), cols, rows, cols, 1.0f, rowMax, rowSum});
+  EXPECT_EQ(std::memcmp(simd.data(), scalar.data(), simd.size() * 4), 0);
+  int zeros = 0, normals = 0;
+  for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const float got = scalar[static_cast<size_t>(r * cols + j)];
+      const double want = std::exp(static_cast<double>(scores[static_cast<size_t>(r * cols + j)])) / rowSum[r];
+      EXPECT_NE(std::fpclassify(got), FP_SUBNORMAL) << r << ", " << j;
+      if (got == 0.0f) {
+        EXPECT_LT(want, FLT_MIN * 1.0000005) << r << ", " << j;
+        ++zeros;
+      } else {
+        EXPECT_NEAR(got, want, want * 1e-6) << r << ", " << j;
+        ++normals;
+      }
+    }
+  }
+  EXPECT_GT(zeros, 5);  // the case reaches the flushed range
+  EXPECT_GT(normals, 5);
+  for (int64_t j = 0; j < cols; ++j) EXPECT_EQ(scalar[static_cast<size_t>(2 * cols + j)], 0.0f);  // masked row
 }
 
 }  // namespace

@@ -275,9 +275,11 @@ class Backward {
       const float dI = dRow[r];
       if (dropout) {
         const float* keep = slot.keep + r * ld;
-        for (int64_t j = 0; j < cols; ++j) ds[j] = prob[j] * (ds[j] * keep[j] * dropScale - dI) * scale;
+        for (int64_t j = 0; j < cols; ++j) {
+          ds[j] = faFlushSubnormal(prob[j] * (ds[j] * keep[j] * dropScale - dI) * scale);
+        }
       } else {
-        for (int64_t j = 0; j < cols; ++j) ds[j] = prob[j] * (ds[j] - dI) * scale;
+        for (int64_t j = 0; j < cols; ++j) ds[j] = faFlushSubnormal(prob[j] * (ds[j] - dI) * scale);
       }
     }
 

@@ -18,7 +18,8 @@ namespace gradkit::kernels::HWY_NAMESPACE {
 /**
  * exp(x) lane by lane. `Ops` provides: V, set(float), add, sub, mul, fma(a, b, c) = a * b + c rounded once,
  * clamp(x, lo, hi) (any value for NaN lanes), scaleByPow2(y, shifted) = y * 2^n1 * 2^n2 where n is the integer
- * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, and keepNaN(x, y) = isnan(x) ? x : y.
+ * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, flushSubnormal(y) = y < FLT_MIN ? 0 : y
+ * (y >= 0 here; NaN lanes any value) and keepNaN(x, y) = isnan(x) ? x : y.
  */
 template <class Ops>
 HWY_INLINE typename Ops::V faExp(const Ops& o, typename Ops::V x) {
@@ -32,7 +33,7 @@ HWY_INLINE typename Ops::V faExp(const Ops& o, typename Ops::V x) {
   for (int i = 1; i < kFaExpPolyTerms; ++i) p = o.fma(p, r, o.set(kFaExpPoly[i]));
   V y = o.fma(p, o.mul(r, r), r);
   y = o.add(y, o.set(1.0f));
-  return o.keepNaN(x, o.scaleByPow2(y, shifted));
+  return o.keepNaN(x, o.flushSubnormal(o.scaleByPow2(y, shifted)));
 }
 
 }  // namespace gradkit::kernels::HWY_NAMESPACE

@@ -12,6 +12,8 @@
 //   exp      = faExp (fa_exp.h)
 #pragma once
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 
 #include "ops/flash_attention/kernels/fa_kernel.h"
@@ -45,8 +47,8 @@ struct FaForwardRows {
 };
 
 /**
- * One score tile in the backward: P = exp(s * scale - m) / l with (m, l) the row's given statistics; every P of a
- * row with m == -FLT_MAX (a fully masked row) is 0. P replaces s.
+ * One score tile in the backward: P = exp(s * scale - m) / l with (m, l) the row's given statistics, 0 below FLT_MIN
+ * (faFlushSubnormal); every P of a row with m == -FLT_MAX (a fully masked row) is 0. P replaces s.
  */
 struct FaBackwardRows {
   float* s = nullptr;
@@ -84,6 +86,12 @@ void faPhiloxBytesScalar(const FaDropout& dropout, uint64_t firstBlock, int64_t 
 
 /** faExp on one float (the scalar kernels' exp). */
 float faExpScalar(float x);
+
+/**
+ * 0 for |x| < FLT_MIN, else x (NaN stays): P / l and dS are flushed so that no subnormal reaches a tile product (Intel
+ * cores take a microcode assist on every FMA that touches one).
+ */
+inline float faFlushSubnormal(float x) { return std::fabs(x) < FLT_MIN ? 0.0f : x; }
 
 /** The stripe max step: max(a, v) = (v > a or v is NaN) ? v : a (a NaN stays: nothing compares greater). */
 inline float faMaxStep(float a, float v) { return v > a || v != v ? v : a; }

@@ -46,6 +46,7 @@ struct VecOps {
     const V p2 = hn::BitCast(D8(), hn::ShiftLeft<23>(hn::Add(n2, bias)));
     return hn::Mul(hn::Mul(y, p1), p2);
   }
+  V flushSubnormal(V y) const { return hn::IfThenZeroElse(hn::Lt(y, set(FLT_MIN)), y); }
   V keepNaN(V x, V y) const { return hn::IfThenElse(hn::IsNaN(x), x, y); }
 };
 
@@ -102,7 +103,7 @@ bool BackwardRows(const FaBackwardRows& t) {
     const V8 lv = hn::Set(d, t.rowSum[r]);
     for (int64_t j = 0; j < full; j += kFaStripes) {
       const V8 v = hn::Sub(hn::Mul(hn::LoadU(d, s + j), scale), mv);
-      hn::StoreU(hn::Div(Exp8(v), lv), d, s + j);
+      hn::StoreU(VecOps{}.flushSubnormal(hn::Div(Exp8(v), lv)), d, s + j);
     }
     fa_detail::backwardTail(s, full, t.cols, t.scale, m, t.rowSum[r]);
   }

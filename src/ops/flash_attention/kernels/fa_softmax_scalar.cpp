@@ -44,6 +44,7 @@ struct ScalarOps {
     const int32_t n2 = n - n1;
     return (y * floatOf(static_cast<uint32_t>(n1 + 127) << 23)) * floatOf(static_cast<uint32_t>(n2 + 127) << 23);
   }
+  V flushSubnormal(V y) const { return y < FLT_MIN ? 0.0f : y; }
   V keepNaN(V x, V y) const { return std::isnan(x) ? x : y; }
 };
 
@@ -115,7 +116,7 @@ void backwardTail(float* s, int64_t from, int64_t cols, float scale, float m, fl
     for (int64_t j = from; j < cols; ++j) s[j] = 0.0f;
     return;
   }
-  for (int64_t j = from; j < cols; ++j) s[j] = faExpScalar(s[j] * scale - m) / l;
+  for (int64_t j = from; j < cols; ++j) s[j] = faFlushSubnormal(faExpScalar(s[j] * scale - m) / l);
 }
 
 float newRowMax(float m, float t, float* alpha) {
