@@ -442,12 +442,13 @@ TEST(FaKernelBits, ExpWithinTwoUlpNoSubnormalAndSameInBothTables) {
 
 // P = exp(s * scale - m) / l below FLT_MIN is 0 in both tables (no subnormal reaches a tile product), the same bits.
 TEST(FaKernelBits, BackwardPNeverSubnormalAndSameInBothTables) {
-  const int64_t rows = 3, cols = 21;  // two SIMD groups and a scalar tail
+  const int64_t rows = 4, cols = 21;  // two SIMD groups and a scalar tail
   std::vector<float> scores(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < cols; ++j) scores[static_cast<size_t>(r * cols + j)] = -70.0f - 1.5f * j + 0.25f * r;
   }
-  const float rowMax[rows] = {0.0f, 0.0f, -FLT_MAX}, rowSum[rows] = {1e6f, 1.0f, 1.0f};
+  // Row 3: a caller's negative sum gives negative P, kept (or flushed by magnitude) alike in both tables.
+  const float rowMax[rows] = {0.0f, 0.0f, -FLT_MAX, 0.0f}, rowSum[rows] = {1e6f, 1.0f, 1.0f, -2.0f};
   std::vector<float> simd = scores, scalar = scores;
   kernels::kFaSimdKernels.backwardRows({simd.data(), cols, rows, cols, 1.0f, rowMax, rowSum});
   kernels::kFaScalarKernels.backwardRows({scalar.data(), cols, rows, cols, 1.0f, rowMax, rowSum});
@@ -469,7 +470,8 @@ TEST(FaKernelBits, BackwardPNeverSubnormalAndSameInBothTables) {
   }
   EXPECT_GT(zeros, 5);  // the case reaches the flushed range
   EXPECT_GT(normals, 5);
-  for (int64_t j = 0; j < cols; ++j) EXPECT_EQ(scalar[static_cast<size_t>(2 * cols + j)], 0.0f);  // masked row
+  for (int64_t j = 0; j < cols; ++j) EXPECT_EQ(scalar[static_cast<size_t>(2 * cols + j)], 0.0f);    // masked row
+  for (int64_t j = 0; j < 8; ++j) EXPECT_LT(scalar[static_cast<size_t>(3 * cols + j)], 0.0f) << j;  // -exp(-70..)/2
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ namespace gradkit::kernels::HWY_NAMESPACE {
 /**
  * exp(x) lane by lane. `Ops` provides: V, set(float), add, sub, mul, fma(a, b, c) = a * b + c rounded once,
  * clamp(x, lo, hi) (any value for NaN lanes), scaleByPow2(y, shifted) = y * 2^n1 * 2^n2 where n is the integer
- * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, flushSubnormal(y) = y < FLT_MIN ? 0 : y
- * (y >= 0 here; NaN lanes any value) and keepNaN(x, y) = isnan(x) ? x : y.
+ * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, flushSubnormal(y) = |y| < FLT_MIN ? 0 : y
+ * (faFlushSubnormal; NaN lanes any value) and keepNaN(x, y) = isnan(x) ? x : y.
  */
 template <class Ops>
 HWY_INLINE typename Ops::V faExp(const Ops& o, typename Ops::V x) {

@@ -46,7 +46,7 @@ struct VecOps {
     const V p2 = hn::BitCast(D8(), hn::ShiftLeft<23>(hn::Add(n2, bias)));
     return hn::Mul(hn::Mul(y, p1), p2);
   }
-  V flushSubnormal(V y) const { return hn::IfThenZeroElse(hn::Lt(y, set(FLT_MIN)), y); }
+  V flushSubnormal(V y) const { return hn::IfThenZeroElse(hn::Lt(hn::Abs(y), set(FLT_MIN)), y); }  // faFlushSubnormal
   V keepNaN(V x, V y) const { return hn::IfThenElse(hn::IsNaN(x), x, y); }
 };
 
