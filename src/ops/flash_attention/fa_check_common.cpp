@@ -602,7 +602,7 @@ aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s) {
   if (v.philoxDropout && v.offset < 0) {
     return invalid(v.api, "offset", "offset >= 0 (the Philox stream starts at byte offset)", str(v.offset));
   }
-  if (static_cast<float>(v.keepProb) >= 1.0f) return ACLNN_SUCCESS;  // no dropout: any dropMask is unused
+  if (kept >= 1.0f) return ACLNN_SUCCESS;  // no dropout: any dropMask is unused
   // Stride-0 views can claim more scores than a keep mask or the Philox stream positions (int64, rows padded to 16)
   // can number: such a call could never run.
   const uint64_t scores = faDropoutElements(s);
@@ -617,11 +617,10 @@ aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s) {
     return invalid(v.api, "dropMaskOptional", "a UINT8 bit-packed keep mask (keepProb < 1)", "nullptr");
   }
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, "dropMaskOptional", *v.dropMask, {ACL_UINT8}));
-  const uint64_t elements = scores;
-  const uint64_t bytes = elements / 8 + (elements % 8 != 0 ? 1 : 0);
+  const uint64_t bytes = faDropMaskBytes(s);
   if (static_cast<uint64_t>(v.dropMask->numel()) >= bytes) return ACLNN_SUCCESS;
   return invalid(v.api, "dropMaskOptional",
-                 "at least ceil(" + std::to_string(elements) + " / 8) = " + std::to_string(bytes) + " bytes (" +
+                 "at least ceil(" + std::to_string(scores) + " / 8) = " + std::to_string(bytes) + " bytes (" +
                      (s.tnd() ? "N1 * sum S1_b * S2_b" : "B * N1 * S1 * S2") + " elements, one bit each)",
                  std::to_string(v.dropMask->numel()) + " bytes (" + shapeText(*v.dropMask) + ")");
 }

@@ -101,9 +101,15 @@ aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s);
 
 /**
  * The keep bits one dropout call draws or reads: B*N1*S1*S2 (TND: N1 * sum S1_b*S2_b), saturated at UINT64_MAX. A
- * packed dropMask holds ceil(count / 8) bytes; checkFaDropout keeps the count below 2^63.
+ * packed dropMask holds ceil(count / 8) bytes; checkFaDropout keeps the count at most 2^62.
  */
 uint64_t faDropoutElements(const FaSizes& s);
+
+/** The bytes of a packed dropMask the kernels read: ceil(faDropoutElements / 8). */
+inline uint64_t faDropMaskBytes(const FaSizes& s) {
+  const uint64_t bits = faDropoutElements(s);
+  return bits / 8 + (bits % 8 != 0 ? 1 : 0);
+}
 
 /** queryRope / keyRope (spec 2.4, 2.14); fills s->dRope. */
 aclnnStatus checkFaRope(const FaCommonView& v, FaSizes* s);

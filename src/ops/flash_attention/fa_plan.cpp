@@ -19,15 +19,14 @@ FaView optionalView(const aclTensor* tensor, FaLayout layout, int64_t headDim) {
 
 /** Plans the statistics and the dropMask, shared by both directions. */
 template <class Plan>
-void planCommon(const FaCall& call, const aclTensor& max, const aclTensor& sum, Plan& plan) {
+void planCommon(const FaCall& call, const FaSizes& sizes, const aclTensor& max, const aclTensor& sum, Plan& plan) {
   plan.problem = faProblemOf(call, nullptr);
   plan.softmaxMax = StagedTensor::plan(max, !max.isContiguous(), "softmaxMax", plan.workspace);
   plan.softmaxSum = StagedTensor::plan(sum, !sum.isContiguous(), "softmaxSum", plan.workspace);
   plan.packedDropout = plan.problem.dropout.kind == kernels::FaDropoutKind::Packed;
   if (plan.packedDropout) {
     // The kernels read ceil(scores / 8) bytes, however many the mask claims (stride 0 included).
-    const uint64_t scores = faDropoutElements(faPlanSizesOf(call));
-    const auto bytes = static_cast<int64_t>(scores / 8 + (scores % 8 != 0 ? 1 : 0));
+    const auto bytes = static_cast<int64_t>(faDropMaskBytes(sizes));
     plan.dropMask = StagedTensor::planLeading(*call.dropMask, bytes, "dropMask", plan.workspace);
   }
   plan.threads = threadCount();
@@ -51,7 +50,7 @@ FaPlan planFlashAttention(const FaArgs& args) {
   FaPlan plan;
   const FaCall call = faCallOf(args);
   const FaSizes sizes = faPlanSizesOf(call);
-  planCommon(call, *args.softmaxMaxOut, *args.softmaxSumOut, plan);
+  planCommon(call, sizes, *args.softmaxMaxOut, *args.softmaxSumOut, plan);
   plan.io.q = faViewOf(*call.query, call.layout, sizes.d);
   plan.io.k = faViewOf(*call.key, call.layout, sizes.d);
   plan.io.v = faViewOf(*call.value, call.layout, sizes.dv);
@@ -77,7 +76,7 @@ FagPlan planFlashAttentionGrad(const FagArgs& args) {
   FagPlan plan;
   const FaCall call = faCallOf(args);
   const FaSizes sizes = faPlanSizesOf(call);
-  planCommon(call, *args.softmaxMax, *args.softmaxSum, plan);
+  planCommon(call, sizes, *args.softmaxMax, *args.softmaxSum, plan);
   plan.io.q = faViewOf(*call.query, call.layout, sizes.d);
   plan.io.k = faViewOf(*call.key, call.layout, sizes.d);
   plan.io.v = faViewOf(*call.value, call.layout, sizes.dv);

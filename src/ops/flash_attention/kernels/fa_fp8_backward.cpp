@@ -66,12 +66,6 @@ TileGemmShape dProbShape(int64_t dv) { return product(kBlock, kBlock, dv, false,
 TileGemmShape dKeyShape(int64_t d) { return product(kBlock, d, kBlock, true, false, 1.0f, true); }
 TileGemmShape dQueryShape(int64_t d) { return product(kBlock, d, kBlock, false, false, 1.0f, true); }
 
-/** max(a, b) that returns NaN once either is NaN (std::max keeps its first argument against a NaN). */
-inline float nanPropagatingMax(float a, float b) {
-  if (std::isnan(a)) return a;
-  return (b > a || std::isnan(b)) ? b : a;
-}
-
 /** Runs `full` shrunk to m x n x k (leading dims kept) with `alpha`. */
 void runProduct(TileGemmShape full, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
                 float* c, void* scratch) {
@@ -282,7 +276,7 @@ class Fp8Backward {
       } else {
         for (int64_t j = 0; j < cols; ++j) ds[j] = (ds[j] - dI) * prob[j];
       }
-      for (int64_t j = 0; j < cols; ++j) top = nanPropagatingMax(top, std::fabs(ds[j]));
+      for (int64_t j = 0; j < cols; ++j) top = faMaxStep(top, std::fabs(ds[j]));  // NaN-propagating
     }
     // Scale 0: the block adds 0. A NaN or infinite dS (from NaN or overflowing de-quant scales) makes a NaN or
     // infinite quantisation scale, which reaches dK and dQ as NaN data does everywhere else.
