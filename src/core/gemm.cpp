@@ -53,9 +53,6 @@ class ScopedOmpThreads {
 /** `bytes` rounded up to the 64-byte alignment of every scratch region. */
 size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-/** Elements spanned by a row-major operand of `rows` x `cols` with leading dim `ld`. */
-int64_t storedExtent(int64_t rows, int64_t cols, int64_t ld) { return (rows - 1) * ld + cols; }
-
 /** Memory descriptor of op(X) as [outer, inner] where X is stored row-major, maybe transposed. */
 memory::desc operandDesc(int64_t outer, int64_t inner, bool transposed, int64_t ld, memory::data_type type) {
   const memory::dims strides = transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
@@ -109,26 +106,11 @@ Gemm::Gemm(const GemmShape& shapeIn, int slots) : impl_(std::make_unique<Impl>()
   s.shape = shapeIn;
   s.slots = std::max(slots, 1);
   GemmShape& g = s.shape;
-  if (g.m < 0 || g.n < 0 || g.k < 0) {
-    reject("expected m, n, k >= 0, given " + std::to_string(g.m) + ", " + std::to_string(g.n) + ", " +
-           std::to_string(g.k));
-  }
-  if (g.inputType != ACL_FLOAT && g.inputType != ACL_BF16) {
-    reject("expected inputType FLOAT or BF16, given " + std::to_string(static_cast<int>(g.inputType)));
-  }
-  // Dense leading dims by default; explicit ones must cover a stored row.
-  const int64_t aRowLength = g.transA ? g.m : g.k;
-  const int64_t bRowLength = g.transB ? g.k : g.n;
-  if (g.lda == 0) g.lda = std::max<int64_t>(aRowLength, 1);
-  if (g.ldb == 0) g.ldb = std::max<int64_t>(bRowLength, 1);
-  if (g.ldc == 0) g.ldc = std::max<int64_t>(g.n, 1);
-  if (g.lda < aRowLength) reject("expected lda >= " + std::to_string(aRowLength) + ", given " + std::to_string(g.lda));
-  if (g.ldb < bRowLength) reject("expected ldb >= " + std::to_string(bRowLength) + ", given " + std::to_string(g.ldb));
-  if (g.ldc < g.n) reject("expected ldc >= " + std::to_string(g.n) + ", given " + std::to_string(g.ldc));
+  if (const std::string problem = completeGemmShape(g); !problem.empty()) reject(problem);
   if (g.m == 0 || g.n == 0 || g.k == 0) return;  // handled in run() without oneDNN
 
-  s.aExtent = g.transA ? storedExtent(g.k, g.m, g.lda) : storedExtent(g.m, g.k, g.lda);
-  s.bExtent = g.transB ? storedExtent(g.n, g.k, g.ldb) : storedExtent(g.k, g.n, g.ldb);
+  s.aExtent = gemmExtentA(g);
+  s.bExtent = gemmExtentB(g);
   chooseTiles(g.m, g.n, s.tileM, s.tileN);
   s.tilesM = tileCount(g.m, s.tileM);
   s.tilesN = tileCount(g.n, s.tileN);

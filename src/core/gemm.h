@@ -8,19 +8,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "acl/acl_base.h"
+#include "core/gemm_shape.h"
 #include "core/parallel.h"
 
 namespace gradkit {
-
-struct GemmShape {
-  int64_t m = 0, n = 0, k = 0;
-  bool transA = false;                // A stored [K, M] row-major when true
-  bool transB = false;                // B stored [N, K] row-major when true
-  int64_t lda = 0, ldb = 0, ldc = 0;  // leading dims in elements; 0 = dense
-  aclDataType inputType = ACL_FLOAT;  // ACL_FLOAT or ACL_BF16
-  float alpha = 1.0f, beta = 0.0f;
-};
 
 class Gemm {
  public:

@@ -72,24 +72,8 @@ size_t portableScratchBytes(const TileGemmShape& s) {
 
 TileGemm::TileGemm(const TileGemmShape& shapeIn) : shape_(shapeIn) {
   TileGemmShape& g = shape_;
-  if (g.m < 0 || g.n < 0 || g.k < 0) {
-    reject("expected m, n, k >= 0, given " + std::to_string(g.m) + ", " + std::to_string(g.n) + ", " +
-           std::to_string(g.k));
-  }
-  if (g.inputType != ACL_FLOAT && g.inputType != ACL_BF16) {
-    reject("expected inputType FLOAT or BF16, given " + std::to_string(static_cast<int>(g.inputType)));
-  }
-  // alpha may be anything (a NaN or infinite scale from the data propagates through t = alpha * acc); beta selects
-  // between writing and accumulating, so it must be a number.
+  if (const std::string problem = completeGemmShape(g); !problem.empty()) reject(problem);
   if (!std::isfinite(g.beta)) reject("expected a finite beta");
-  const int64_t aRowLength = g.transA ? g.m : g.k;
-  const int64_t bRowLength = g.transB ? g.k : g.n;
-  if (g.lda == 0) g.lda = std::max<int64_t>(aRowLength, 1);
-  if (g.ldb == 0) g.ldb = std::max<int64_t>(bRowLength, 1);
-  if (g.ldc == 0) g.ldc = std::max<int64_t>(g.n, 1);
-  if (g.lda < aRowLength) reject("expected lda >= " + std::to_string(aRowLength) + ", given " + std::to_string(g.lda));
-  if (g.ldb < bRowLength) reject("expected ldb >= " + std::to_string(bRowLength) + ", given " + std::to_string(g.ldb));
-  if (g.ldc < g.n) reject("expected ldc >= " + std::to_string(g.n) + ", given " + std::to_string(g.ldc));
   scalar_ = scalarKernelsForced();
   if (g.m == 0 || g.n == 0 || g.k == 0 || scalar_) return;  // no scratch
   // Enough for the target dispatched now and for every other x86 target (tests switch targets).

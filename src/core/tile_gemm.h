@@ -23,19 +23,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "acl/acl_base.h"
+#include "core/gemm_shape.h"
 
 namespace gradkit {
 
-/** The shape of one tile product; fixed when the TileGemm is created. */
-struct TileGemmShape {
-  int64_t m = 0, n = 0, k = 0;
-  bool transA = false;                // A stored [K, M] row-major (element (i, k) at a[k * lda + i]) when true
-  bool transB = false;                // B stored [N, K] row-major (element (k, j) at b[j * ldb + k]) when true
-  int64_t lda = 0, ldb = 0, ldc = 0;  // leading dims in elements; 0 = dense
-  aclDataType inputType = ACL_FLOAT;  // ACL_FLOAT or ACL_BF16 (A and B alike; C is always fp32)
-  float alpha = 1.0f, beta = 0.0f;
-};
+/** The shape of one tile product (fixed when the TileGemm is created). */
+using TileGemmShape = GemmShape;
 
 class TileGemm {
  public:

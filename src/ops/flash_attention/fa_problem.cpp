@@ -1,6 +1,8 @@
 // Checked arguments -> FaProblem (spec fag.md 2.5-2.12; the choices are documented in docs/flash_attention.md).
 #include "ops/flash_attention/fa_problem.h"
 
+#include "core/tile_path.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -294,6 +296,8 @@ FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
   problem.dRope = sizes.dRope;
   problem.dv = sizes.dv;
   problem.scale = static_cast<float>(call.scaleValue);
+  // The tile path is chosen once per process (core/tile_path.h); bf16 inputs may take the native one.
+  if (call.query->dtype == ACL_BF16) problem.tilePath = chooseTilePath(ACL_BF16).path;
 
   // Padded: every batch has S1 / S2 rows from row 0; TND: the lengths, each batch starting where the last ended.
   problem.batches.resize(static_cast<size_t>(sizes.b));

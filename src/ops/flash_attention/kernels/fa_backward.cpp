@@ -33,9 +33,11 @@ struct BackwardSlot {
   float* p = nullptr;   // [Br][Bc] scores, then P
   float* pd = nullptr;  // [Br][Bc] P_d (dropout only; else P_d is P)
   float* keep = nullptr;
-  float* ds = nullptr;  // [Br][Bc] dP, then dS
-  float* dk = nullptr;  // [Bc][dq]
-  float* dv = nullptr;  // [Bc][dv]
+  float* ds = nullptr;       // [Br][Bc] dP, then dS
+  uint16_t* pd16 = nullptr;  // [Br][Bc] P_d rounded to bf16 (native path only)
+  uint16_t* ds16 = nullptr;  // [Br][Bc] dS rounded to bf16 (native path only)
+  float* dk = nullptr;       // [Bc][dq]
+  float* dv = nullptr;       // [Bc][dv]
   float* rowMax = nullptr;
   float* rowSum = nullptr;
   void* gemm = nullptr;
@@ -43,16 +45,27 @@ struct BackwardSlot {
 
 struct Dims {
   int64_t dq, dv, group;
+  aclDataType type;  // of the tile products' operands (faProductType)
 };
 
-Dims dimsOf(const FaProblem& p) { return {p.d + p.dRope, p.dv, p.n2 > 0 ? p.n1 / p.n2 : 1}; }
+Dims dimsOf(const FaProblem& p) { return {p.d + p.dRope, p.dv, p.n2 > 0 ? p.n1 / p.n2 : 1, faProductType(p)}; }
 
 // The five tile products at full tile size (tails shrink m, n or k).
-FaGemm scoreGemm(const Dims& d) { return {kRows, kCols, d.dq, false, true, d.dq, d.dq, kCols, false}; }
-FaGemm dValueGemm(const Dims& d) { return {kCols, d.dv, kRows, true, false, kCols, d.dv, d.dv, true}; }
-FaGemm dProbGemm(const Dims& d) { return {kRows, kCols, d.dv, false, true, d.dv, d.dv, kCols, false}; }
-FaGemm dKeyGemm(const Dims& d) { return {kCols, d.dq, kRows, true, false, kCols, d.dq, d.dq, true}; }
-FaGemm dQueryGemm(const Dims& d) { return {kRows, d.dq, kCols, false, false, kCols, d.dq, d.dq, true}; }
+GemmShape scoreGemm(const Dims& d) {
+  return faProduct(kRows, kCols, d.dq, false, true, d.dq, d.dq, kCols, d.type, false);
+}
+GemmShape dValueGemm(const Dims& d) {
+  return faProduct(kCols, d.dv, kRows, true, false, kCols, d.dv, d.dv, d.type, true);
+}
+GemmShape dProbGemm(const Dims& d) {
+  return faProduct(kRows, kCols, d.dv, false, true, d.dv, d.dv, kCols, d.type, false);
+}
+GemmShape dKeyGemm(const Dims& d) {
+  return faProduct(kCols, d.dq, kRows, true, false, kCols, d.dq, d.dq, d.type, true);
+}
+GemmShape dQueryGemm(const Dims& d) {
+  return faProduct(kRows, d.dq, kCols, false, false, kCols, d.dq, d.dq, d.type, true);
+}
 
 BackwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
   const Dims d = dimsOf(p);
@@ -69,12 +82,16 @@ BackwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
     slot.keep = arena.take<float>(kRows * kCols);
   }
   slot.ds = arena.take<float>(kRows * kCols);
+  if (p.tilePath == TilePath::NativeBf16) {
+    slot.pd16 = arena.take<uint16_t>(kRows * kCols);
+    slot.ds16 = arena.take<uint16_t>(kRows * kCols);
+  }
   slot.dk = arena.take<float>(kCols * d.dq);
   slot.dv = arena.take<float>(kCols * d.dv);
   slot.rowMax = arena.take<float>(kRows);
   slot.rowSum = arena.take<float>(kRows);
   size_t gemm = 0;
-  for (const FaGemm& g : {scoreGemm(d), dValueGemm(d), dProbGemm(d), dKeyGemm(d), dQueryGemm(d)}) {
+  for (const GemmShape& g : {scoreGemm(d), dValueGemm(d), dProbGemm(d), dKeyGemm(d), dQueryGemm(d)}) {
     gemm = std::max(gemm, faGemmScratchBytes(g));
   }
   slot.gemm = arena.take<char>(static_cast<int64_t>(gemm));
@@ -175,8 +192,8 @@ class Backward {
   /** A key block's rows for the products: fp32 views are read in place. */
   struct KeyRows {
     int64_t c0 = 0, cols = 0;
-    const float* k = nullptr;
-    const float* v = nullptr;
+    const void* k = nullptr;  // fp32 or bf16 (Dims::type)
+    const void* v = nullptr;
     int64_t ldk = 0, ldv = 0;
   };
 
@@ -185,9 +202,10 @@ class Backward {
     KeyRows keys;
     keys.c0 = c0;
     keys.cols = cols;
-    keys.k =
-        faRowsWithRope(io_.k, io_.kRope, p_.d, p_.dRope, task.b, task.n2, batch.kvFirst + c0, cols, slot.k, &keys.ldk);
-    keys.v = faRowsForProduct(io_.v, task.b, task.n2, batch.kvFirst + c0, cols, dims_.dv, slot.v, dims_.dv, &keys.ldv);
+    keys.k = faOperandRows(dims_.type, io_.k, io_.kRope, p_.d, p_.dRope, task.b, task.n2, batch.kvFirst + c0, cols,
+                           slot.k, &keys.ldk);
+    keys.v = faOperandRows(dims_.type, io_.v, FaView{}, dims_.dv, 0, task.b, task.n2, batch.kvFirst + c0, cols, slot.v,
+                           &keys.ldv);
     std::fill(slot.dk, slot.dk + cols * dims_.dq, 0.0f);
     std::fill(slot.dv, slot.dv + cols * dims_.dv, 0.0f);
     int64_t first = 0, last = 0;
@@ -212,8 +230,8 @@ class Backward {
                     KeyRows sub = keys;
                     sub.c0 = lo;
                     sub.cols = width;
-                    sub.k += (lo - keys.c0) * keys.ldk;
-                    sub.v += (lo - keys.c0) * keys.ldv;
+                    sub.k = faAdvance(keys.k, (lo - keys.c0) * keys.ldk, dims_.type);
+                    sub.v = faAdvance(keys.v, (lo - keys.c0) * keys.ldv, dims_.type);
                     tilePart(task, batch, n1, r0 + offset, height, part, sub, lo - keys.c0, slot);
                   });
   }
@@ -224,16 +242,17 @@ class Backward {
     const int64_t c0 = keys.c0, cols = keys.cols;
     const int64_t dq = dims_.dq, dv = dims_.dv, ld = kCols;
     int64_t ldq = 0, ldy = 0;
-    const float* q =
-        faRowsWithRope(io_.q, io_.qRope, p_.d, p_.dRope, task.b, n1, batch.qFirst + r0, rows, slot.q, &ldq);
-    const float* dy = faRowsForProduct(io_.dy, task.b, n1, batch.qFirst + r0, rows, dv, slot.dy, dv, &ldy);
+    const void* q =
+        faOperandRows(dims_.type, io_.q, io_.qRope, p_.d, p_.dRope, task.b, n1, batch.qFirst + r0, rows, slot.q, &ldq);
+    const void* dy =
+        faOperandRows(dims_.type, io_.dy, FaView{}, dv, 0, task.b, n1, batch.qFirst + r0, rows, slot.dy, &ldy);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t at = batch.statsBase + n1 * batch.statsHeadStride + (r0 + r) * batch.statsRowStride;
       slot.rowMax[r] = io_.softmaxMax[at];
       slot.rowSum[r] = io_.softmaxSum[at];
     }
 
-    FaGemm score = scoreGemm(dims_);
+    GemmShape score = scoreGemm(dims_);
     score.m = rows;
     score.n = cols;
     score.lda = ldq;
@@ -244,7 +263,7 @@ class Backward {
 
     const bool dropout = p_.dropout.kind != FaDropoutKind::None;
     const float dropScale = p_.dropout.scale;
-    const float* pd = slot.p;
+    const void* pd = slot.p;
     if (dropout) {
       faKeepTile(p_.dropout, batch, n1, r0, rows, c0, cols, slot.keep, ld, kernels_.philoxBytes);
       for (int64_t r = 0; r < rows; ++r) {
@@ -255,13 +274,17 @@ class Backward {
       }
       pd = slot.pd;
     }
-    FaGemm dValue = dValueGemm(dims_);
+    if (slot.pd16 != nullptr) {  // the native path multiplies P_d in bf16
+      faRoundRowsToBf16(static_cast<const float*>(pd), ld, rows, cols, slot.pd16, ld);
+      pd = slot.pd16;
+    }
+    GemmShape dValue = dValueGemm(dims_);
     dValue.m = cols;
     dValue.k = rows;
     dValue.ldb = ldy;
     kernels_.gemm(dValue, pd, dy, slot.dv + keyOffset * dv, slot.gemm);
 
-    FaGemm dProb = dProbGemm(dims_);
+    GemmShape dProb = dProbGemm(dims_);
     dProb.m = rows;
     dProb.n = cols;
     dProb.lda = ldy;
@@ -283,17 +306,22 @@ class Backward {
       }
     }
 
-    FaGemm dKey = dKeyGemm(dims_);
+    const void* dS = slot.ds;
+    if (slot.ds16 != nullptr) {  // the native path multiplies dS in bf16
+      faRoundRowsToBf16(slot.ds, ld, rows, cols, slot.ds16, ld);
+      dS = slot.ds16;
+    }
+    GemmShape dKey = dKeyGemm(dims_);
     dKey.m = cols;
     dKey.k = rows;
     dKey.ldb = ldq;
-    kernels_.gemm(dKey, slot.ds, q, slot.dk + keyOffset * dq, slot.gemm);
-    FaGemm dQuery = dQueryGemm(dims_);
+    kernels_.gemm(dKey, dS, q, slot.dk + keyOffset * dq, slot.gemm);
+    GemmShape dQuery = dQueryGemm(dims_);
     dQuery.m = rows;
     dQuery.k = cols;
     dQuery.ldb = keys.ldk;
     float* dqRows = dqAccumulator(task.b, task.chunk, n1) + r0 * dq;
-    kernels_.gemm(dQuery, slot.ds, keys.k, dqRows, slot.gemm);
+    kernels_.gemm(dQuery, dS, keys.k, dqRows, slot.gemm);
   }
 
   const FaProblem& p_;

@@ -27,6 +27,7 @@ struct ForwardSlot {
   float* k = nullptr;       // [Bc][dq]
   float* v = nullptr;       // [Bc][dv]
   float* s = nullptr;       // [Br][Bc]: scores, then P
+  uint16_t* p16 = nullptr;  // [Br][Bc]: P rounded to bf16 (native path only)
   float* keep = nullptr;    // [Br][Bc] (dropout only)
   float* acc = nullptr;     // [Br][dv]
   float* rowMax = nullptr;  // [Br]
@@ -35,12 +36,14 @@ struct ForwardSlot {
   void* gemm = nullptr;
 };
 
-FaGemm scoreGemm(const FaProblem& p) {
+GemmShape scoreGemm(const FaProblem& p) {
   const int64_t dq = p.d + p.dRope;
-  return {kRows, kCols, dq, false, true, dq, dq, kCols, false};
+  return faProduct(kRows, kCols, dq, false, true, dq, dq, kCols, faProductType(p), false);
 }
 
-FaGemm valueGemm(const FaProblem& p) { return {kRows, p.dv, kCols, false, false, kCols, p.dv, p.dv, true}; }
+GemmShape valueGemm(const FaProblem& p) {
+  return faProduct(kRows, p.dv, kCols, false, false, kCols, p.dv, p.dv, faProductType(p), true);
+}
 
 ForwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
   const int64_t dq = p.d + p.dRope;
@@ -49,6 +52,7 @@ ForwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
   slot.k = arena.take<float>(kCols * dq);
   slot.v = arena.take<float>(kCols * p.dv);
   slot.s = arena.take<float>(kRows * kCols);
+  if (p.tilePath == TilePath::NativeBf16) slot.p16 = arena.take<uint16_t>(kRows * kCols);
   if (p.dropout.kind != FaDropoutKind::None) slot.keep = arena.take<float>(kRows * kCols);
   slot.acc = arena.take<float>(kRows * p.dv);
   slot.rowMax = arena.take<float>(kRows);
@@ -78,10 +82,10 @@ struct Tile {
 
 /** The online softmax step of one tile; its rows are rows `offset`.. of the task's state. */
 void runTile(const FaProblem& p, const FaKernelTable& kernels, const Task& task, const FaBatch& batch, const Tile& t,
-             const float* q, int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv,
+             const void* q, int64_t ldq, const void* k, int64_t ldk, const void* v, int64_t ldv,
              const ForwardSlot& slot, int64_t offset) {
   const int64_t dv = p.dv;
-  FaGemm score = scoreGemm(p);
+  GemmShape score = scoreGemm(p);
   score.m = t.rows;
   score.n = t.cols;
   score.lda = ldq;
@@ -107,11 +111,16 @@ void runTile(const FaProblem& p, const FaKernelTable& kernels, const Task& task,
       for (int64_t j = 0; j < t.cols; ++j) row[j] = row[j] * keep[j] * dropScale;
     }
   }
-  FaGemm value = valueGemm(p);
+  GemmShape value = valueGemm(p);
   value.m = t.rows;
   value.k = t.cols;
   value.ldb = ldv;
-  kernels.gemm(value, slot.s, v, slot.acc + offset * dv, slot.gemm);
+  const void* probabilities = slot.s;
+  if (slot.p16 != nullptr) {  // the native path multiplies P in bf16
+    faRoundRowsToBf16(slot.s, kCols, t.rows, t.cols, slot.p16, kCols);
+    probabilities = slot.p16;
+  }
+  kernels.gemm(value, probabilities, v, slot.acc + offset * dv, slot.gemm);
 }
 
 void runTask(const FaProblem& p, const FaForwardIo& io, const FaKernelTable& kernels, const Task& task,
@@ -120,9 +129,10 @@ void runTask(const FaProblem& p, const FaForwardIo& io, const FaKernelTable& ker
   const int64_t dv = p.dv, group = p.n1 / p.n2;
   const int64_t kvHead = task.n1 / group;
   const int64_t rows = std::min(kRows, batch.s1 - task.r0);
+  const aclDataType type = faProductType(p);
   int64_t ldq = 0, ldk = 0, ldv = 0;
-  const float* q =
-      faRowsWithRope(io.q, io.qRope, p.d, p.dRope, task.b, task.n1, batch.qFirst + task.r0, rows, slot.q, &ldq);
+  const void* q =
+      faOperandRows(type, io.q, io.qRope, p.d, p.dRope, task.b, task.n1, batch.qFirst + task.r0, rows, slot.q, &ldq);
   std::fill(slot.acc, slot.acc + rows * dv, 0.0f);
   std::fill(slot.rowMax, slot.rowMax + rows, -kInf);
   std::fill(slot.rowSum, slot.rowSum + rows, 0.0f);
@@ -131,15 +141,16 @@ void runTask(const FaProblem& p, const FaForwardIo& io, const FaKernelTable& ker
     const int64_t cols = std::min(kCols, batch.s2 - c0);
     const FaTileKind kind = faClassifyTile(p, batch, task.b, task.n1, task.r0, task.r0 + rows, c0, c0 + cols);
     if (kind == FaTileKind::Skip) continue;
-    const float* k =
-        faRowsWithRope(io.k, io.kRope, p.d, p.dRope, task.b, kvHead, batch.kvFirst + c0, cols, slot.k, &ldk);
-    const float* v = faRowsForProduct(io.v, task.b, kvHead, batch.kvFirst + c0, cols, dv, slot.v, dv, &ldv);
+    const void* k =
+        faOperandRows(type, io.k, io.kRope, p.d, p.dRope, task.b, kvHead, batch.kvFirst + c0, cols, slot.k, &ldk);
+    const void* v = faOperandRows(type, io.v, FaView{}, dv, 0, task.b, kvHead, batch.kvFirst + c0, cols, slot.v, &ldv);
 
     faForEachPart(p, batch, task.b, task.n1, task.r0, rows, c0, cols, kind,
                   [&](int64_t offset, int64_t height, int64_t lo, int64_t width, FaTileKind part) {
                     const Tile tile{task.r0 + offset, height, lo, width, part};
-                    runTile(p, kernels, task, batch, tile, q + offset * ldq, ldq, k + (lo - c0) * ldk, ldk,
-                            v + (lo - c0) * ldv, ldv, slot, offset);
+                    runTile(p, kernels, task, batch, tile, faAdvance(q, offset * ldq, type), ldq,
+                            faAdvance(k, (lo - c0) * ldk, type), ldk, faAdvance(v, (lo - c0) * ldv, type), ldv, slot,
+                            offset);
                   });
   }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "acl/acl_base.h"
+#include "core/tile_path.h"
 
 namespace gradkit::kernels {
 
@@ -96,6 +97,9 @@ struct FaProblem {
   FaView mask;              // UINT8 or BOOL bytes, non-zero = masked; [batch][head][row][col], broadcast strides 0
   FaPse pse;
   FaDropout dropout;
+  // NativeBf16 (bf16 inputs only): the tile products take bf16 operands, P and dS rounded to bf16 (nearest even)
+  // before the products that take them; fp32 sums. Highway: fp32 operands, P and dS fp32 (fa_semantics.h).
+  gradkit::TilePath tilePath = gradkit::TilePath::Highway;
 };
 
 /** The forward's tensors. Statistics are dense fp32 arrays addressed through FaBatch::stats*. */

@@ -18,12 +18,23 @@ void faBackwardWith(const FaProblem& problem, const FaBackwardIo& io, void* scra
                     const FaKernelTable& kernels);
 
 /** Runs `g` through TileGemm (scratch: faGemmScratchBytes of the same or a larger shape); kFaSimdKernels.gemm. */
-void faRunGemm(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
+void faRunGemm(const GemmShape& g, const void* a, const void* b, float* c, void* scratch);
 
 /** Runs `g` with TileGemm's scalar reference (same bits, no scratch); kFaScalarKernels.gemm. */
-void faRunGemmScalar(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
+void faRunGemmScalar(const GemmShape& g, const void* a, const void* b, float* c, void* scratch);
 
 /** TileGemm's scratch for `g`. */
-size_t faGemmScratchBytes(const FaGemm& g);
+size_t faGemmScratchBytes(const GemmShape& g);
+
+/** The operand type of the problem's tile products: BF16 on the native path, else FLOAT. */
+inline aclDataType faProductType(const FaProblem& p) {
+  return p.tilePath == TilePath::NativeBf16 ? ACL_BF16 : ACL_FLOAT;
+}
+
+/** A tile product C[m, n] (+)= op(A) op(B) of `type` operands (accumulate: beta 1, else 0). */
+inline GemmShape faProduct(int64_t m, int64_t n, int64_t k, bool transA, bool transB, int64_t lda, int64_t ldb,
+                           int64_t ldc, aclDataType type, bool accumulate) {
+  return {m, n, k, transA, transB, lda, ldb, ldc, type, 1.0f, accumulate ? 1.0f : 0.0f};
+}
 
 }  // namespace gradkit::kernels

@@ -16,17 +16,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/gemm_shape.h"
 #include "ops/flash_attention/kernels/fa_kernel.h"
 
 namespace gradkit::kernels {
-
-/** One fp32 tile product on the calling thread through TileGemm: C = op(A) op(B) (+ C when accumulate). */
-struct FaGemm {
-  int64_t m = 0, n = 0, k = 0;
-  bool transA = false, transB = false;
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  bool accumulate = false;
-};
 
 /** Columns of the stripes of a row reduction. */
 inline constexpr int kFaStripes = 8;
@@ -66,7 +59,8 @@ struct FaBackwardRows {
 using FaPhiloxBytesFn = void (*)(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, uint8_t* out);
 
 struct FaKernelTable {
-  void (*gemm)(const FaGemm& g, const float* a, const float* b, float* c, void* scratch);
+  /** One tile product on the calling thread through TileGemm (fp32 or bf16 operands, fp32 C). */
+  void (*gemm)(const GemmShape& g, const void* a, const void* b, float* c, void* scratch);
   void (*forwardRows)(const FaForwardRows& tile);
   void (*backwardRows)(const FaBackwardRows& tile);
   void (*exp)(const float* x, float* y, int64_t count);  // faExp element-wise (for tests)

@@ -87,6 +87,53 @@ const float* faRowsWithRope(const FaView& main, const FaView& rope, int64_t d, i
   return buffer;
 }
 
+namespace {
+
+/** Row r's bf16 bits of the view (columns [0, cols)) into dst: copied when BF16, else each value rounded. */
+void loadRowsBf16(const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows, int64_t cols, uint16_t* dst,
+                  int64_t ld) {
+  const int64_t sc = view.strideCol;
+  for (int64_t r = 0; r < rows; ++r) {
+    const char* at = rowAddress(view, b, head, row0 + r);
+    uint16_t* out = dst + r * ld;
+    if (view.dtype == ACL_BF16) {
+      const auto* from = reinterpret_cast<const uint16_t*>(at);
+      if (sc == 1) {
+        std::memcpy(out, from, static_cast<size_t>(cols) * sizeof(uint16_t));
+      } else {
+        for (int64_t c = 0; c < cols; ++c) out[c] = from[c * sc];
+      }
+    } else {
+      for (int64_t c = 0; c < cols; ++c) out[c] = floatToBf16(loadAs(at, view.dtype, c * sc));
+    }
+  }
+}
+
+}  // namespace
+
+const void* faOperandRows(aclDataType type, const FaView& main, const FaView& rope, int64_t d, int64_t dRope, int64_t b,
+                          int64_t head, int64_t row0, int64_t rows, float* buffer, int64_t* ld) {
+  if (type != ACL_BF16) return faRowsWithRope(main, rope, d, dRope, b, head, row0, rows, buffer, ld);
+  const int64_t dq = d + dRope;
+  if (dRope == 0 && main.dtype == ACL_BF16 && main.strideCol == 1 && main.strideRow >= d) {
+    *ld = main.strideRow;
+    return rowAddress(main, b, head, row0);
+  }
+  auto* bits = reinterpret_cast<uint16_t*>(buffer);
+  loadRowsBf16(main, b, head, row0, rows, d, bits, dq);
+  if (dRope > 0) loadRowsBf16(rope, b, head, row0, rows, dRope, bits + d, dq);
+  *ld = dq;
+  return bits;
+}
+
+void faRoundRowsToBf16(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = src + r * ld;
+    uint16_t* out = dst + r * dstLd;
+    for (int64_t c = 0; c < cols; ++c) out[c] = floatToBf16(in[c]);
+  }
+}
+
 void faStoreRows(const float* src, int64_t ld, const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows,
                  int64_t cols) {
   const int64_t sc = view.strideCol;

@@ -41,6 +41,23 @@ const float* faRowsForProduct(const FaView& view, int64_t b, int64_t head, int64
 const float* faRowsWithRope(const FaView& main, const FaView& rope, int64_t d, int64_t dRope, int64_t b, int64_t head,
                             int64_t row0, int64_t rows, float* buffer, int64_t* ld);
 
+/**
+ * Operand rows for a tile product of `type`: FLOAT gives faRowsWithRope; BF16 (the native path) gives bf16 bits, the
+ * view's own memory when it is BF16 with unit column stride, rows at least `d` apart and no rope (*ld = its row
+ * stride), else copied (other dtypes rounded to bf16) into `buffer` as d + dRope columns (*ld = d + dRope). `buffer`
+ * is sized in floats for the fp32 rows, so it holds the bf16 ones too.
+ */
+const void* faOperandRows(aclDataType type, const FaView& main, const FaView& rope, int64_t d, int64_t dRope, int64_t b,
+                          int64_t head, int64_t row0, int64_t rows, float* buffer, int64_t* ld);
+
+/** `base` advanced by `elements` elements of `type` (FLOAT or BF16). */
+inline const void* faAdvance(const void* base, int64_t elements, aclDataType type) {
+  return static_cast<const char*>(base) + elements * (type == ACL_BF16 ? 2 : 4);
+}
+
+/** rows x cols of src (row stride ld) rounded to bf16 (nearest even) into dst (row stride dstLd). */
+void faRoundRowsToBf16(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd);
+
 /** The reverse: src rows rounded once (nearest even) to the view's dtype and stored. */
 void faStoreRows(const float* src, int64_t ld, const FaView& view, int64_t b, int64_t head, int64_t row0, int64_t rows,
                  int64_t cols);

@@ -1,0 +1,96 @@
+#include "core/tile_path.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace gradkit {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+/** XCR0: which register states the OS saves (bits 5-7 AVX-512, 17-18 AMX tiles). */
+uint64_t osRegisterStates() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & (1u << 27)) == 0) return 0;  // no OSXSAVE
+  uint32_t low = 0, high = 0;
+  __asm__ volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
+  return (static_cast<uint64_t>(high) << 32) | low;
+}
+
+CpuMatrixFeatures detect() {
+  CpuMatrixFeatures f;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return f;
+  const unsigned leaf7Edx = edx;
+  const bool avx512f = (ebx & (1u << 16)) != 0;
+  unsigned eax1 = 0;
+  if (eax >= 1) __get_cpuid_count(7, 1, &eax1, &ebx, &ecx, &edx);
+  const uint64_t states = osRegisterStates();
+  const bool avx512State = (states & 0xE6) == 0xE6;                              // SSE, AVX, opmask, ZMM
+  const bool tileState = (states & (uint64_t{3} << 17)) == (uint64_t{3} << 17);  // TILECFG, TILEDATA
+  f.avx512bf16 = avx512f && avx512State && (eax1 & (1u << 5)) != 0;
+  f.avx512fp16 = avx512f && avx512State && (leaf7Edx & (1u << 23)) != 0;
+  const bool amxTile = tileState && (leaf7Edx & (1u << 24)) != 0;
+  f.amxBf16 = amxTile && (leaf7Edx & (1u << 22)) != 0;
+  f.amxFp16 = amxTile && (eax1 & (1u << 21)) != 0;
+  return f;
+}
+#else
+CpuMatrixFeatures detect() { return {}; }
+#endif
+
+enum class Request { Auto, Highway, Native };
+
+Request requested(bool* understood) {
+  const char* value = std::getenv("GRADKIT_TILE");
+  *understood = true;
+  if (value == nullptr || value[0] == '\0' || std::strcmp(value, "auto") == 0) return Request::Auto;
+  if (std::strcmp(value, "highway") == 0) return Request::Highway;
+  if (std::strcmp(value, "native") == 0) return Request::Native;
+  *understood = false;
+  return Request::Auto;
+}
+
+TilePathChoice chooseBf16() {
+  bool understood = true;
+  const Request request = requested(&understood);
+  const std::string ignored = understood ? "" : " (GRADKIT_TILE is not highway|native|auto: ignored)";
+  if (request == Request::Highway) return {TilePath::Highway, "forced by GRADKIT_TILE=highway"};
+  if (request == Request::Native) {
+    return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native (bf16 P and dS; TileGemm's products)"};
+  }
+  const CpuMatrixFeatures& f = cpuMatrixFeatures();
+  // The native path pays only with a kernel that multiplies bf16 in hardware; TileGemm has none yet, so on every CPU
+  // its bf16 products run at the fp32 rate and rounding P / dS would cost precision for nothing.
+  if (f.amxBf16 || f.avx512bf16) {
+    return {TilePath::Highway, std::string("the CPU has ") + (f.amxBf16 ? "AMX-BF16" : "AVX512-BF16") +
+                                   " but TileGemm has no kernel using it yet, so fp32 products are as fast" + ignored};
+  }
+  return {TilePath::Highway, "the CPU has no bf16 products (no AVX512-BF16, no AMX-BF16)" + ignored};
+}
+
+}  // namespace
+
+const CpuMatrixFeatures& cpuMatrixFeatures() {
+  static const CpuMatrixFeatures features = detect();
+  return features;
+}
+
+TilePathChoice chooseTilePath(aclDataType inputType) {
+  if (inputType != ACL_BF16) return {TilePath::Highway, "only bf16 has a native path"};
+  static const TilePathChoice bf16 = chooseBf16();
+  return bf16;
+}
+
+const char* tilePathName(TilePath path) { return path == TilePath::NativeBf16 ? "native-bf16" : "highway"; }
+
+std::string tilePathRequest(bool* understood) {
+  const char* value = std::getenv("GRADKIT_TILE");
+  requested(understood);
+  return value == nullptr || value[0] == '\0' ? "auto" : value;
+}
+
+}  // namespace gradkit

@@ -1,0 +1,49 @@
+// Which kind of tile product a low-precision operator runs, chosen once per process from what the CPU has.
+//
+//   Highway     operands widened to fp32 (exactly), products and sums in fp32: today's path, any CPU. P and dS of
+//               flash attention stay fp32 between the products.
+//   NativeBf16  bf16 operands, exact products, fp32 sums, as bf16 hardware (AVX512-BF16, AMX-BF16), Ascend's cube
+//               unit and GPU FlashAttention compute: the ops round what they feed a product (P, dS) to bf16 first.
+//               Which kernel multiplies is TileGemm's business (core/tile_gemm.h); on a CPU without bf16 products
+//               TileGemm's own kernels compute the same products at the fp32 rate, so the path runs (and is
+//               tested) everywhere.
+//
+// GRADKIT_TILE=highway|native|auto forces a path for bf16 ops (read once; "native" applies to bf16 only, fp32 and
+// fp16 always take Highway). Ops read the choice in their plan and record it there; the run does not ask again.
+#pragma once
+
+#include <string>
+
+#include "acl/acl_base.h"
+
+namespace gradkit {
+
+enum class TilePath { Highway, NativeBf16 };
+
+/** The matrix features of this CPU (cpuid, with the OS's register-state support). */
+struct CpuMatrixFeatures {
+  bool avx512bf16 = false;  // VDPBF16PS
+  bool avx512fp16 = false;
+  bool amxBf16 = false;  // AMX tiles with bf16 products (usable only after the process asks Linux for the state)
+  bool amxFp16 = false;
+};
+
+/** Detected once per process. */
+const CpuMatrixFeatures& cpuMatrixFeatures();
+
+/** A decision and why it was taken (for `gradkit info` and bench rows). */
+struct TilePathChoice {
+  TilePath path = TilePath::Highway;
+  std::string reason;
+};
+
+/** The path tile products with `inputType` operands take in this process (the same answer on every call). */
+TilePathChoice chooseTilePath(aclDataType inputType);
+
+/** "highway" or "native-bf16". */
+const char* tilePathName(TilePath path);
+
+/** What GRADKIT_TILE asks for ("auto" when unset); `understood` is false for a value that is none of the three. */
+std::string tilePathRequest(bool* understood);
+
+}  // namespace gradkit
