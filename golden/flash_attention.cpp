@@ -11,9 +11,17 @@
 
 #include "golden/flash_attention.h"
 
+#include "gradkit/float_convert.h"
+
 namespace gradkit::golden {
 
 namespace {
+
+/** x rounded to bf16 when the problem multiplies bf16 operands (bf16ProductOperands), else x. */
+template <class Real>
+Real productOperand(const FlashAttentionProblem& p, Real x) {
+  return p.bf16ProductOperands ? static_cast<Real>(bf16ToFloat(floatToBf16(static_cast<float>(x)))) : x;
+}
 
 // The per-(batch, head) facts one row loop needs: masked and keep flags of the [S1_b][S2_b] block.
 struct HeadBlock {
@@ -122,13 +130,16 @@ FlashAttentionForwardOutputs<Real> flashAttentionForward(const FlashAttentionPro
         Real* o = out.out.data() + row * DV;
         for (int64_t j = 0; j < s2; ++j) {
           if (block.masked[i * s2 + j] || !block.kept[i * s2 + j]) continue;
-          const Real probability = e[j] / sum;
-          const Real dropped = probability * keepScale;
+          // The bf16 chain multiplies the unnormalised exp (as tiled kernels do) and divides the sum by l at the end.
+          const Real dropped = p.bf16ProductOperands ? productOperand(p, e[j] * keepScale) : e[j] / sum * keepScale;
           const Real* vRow = in.v + (kv0 + j) * DV;
           for (int64_t c = 0; c < DV; ++c) {
             const Real product = dropped * vRow[c];
             o[c] = o[c] + product;
           }
+        }
+        if (p.bf16ProductOperands) {
+          for (int64_t c = 0; c < DV; ++c) o[c] = o[c] / sum;
         }
       }
     }
@@ -171,7 +182,7 @@ FlashAttentionGradOutputs<Real> flashAttentionBackward(const FlashAttentionProbl
           const Real shifted = score(p, t, b, n1, i, j, row, kvRow) - in.softmaxMax[row];
           const Real probability = std::exp(shifted) / in.softmaxSum[row];
           const Real keep = block.kept[i * s2 + j] ? keepScale : Real(0);
-          const Real dropped = probability * keep;
+          const Real dropped = productOperand(p, probability * keep);
           Real dP = 0;
           for (int64_t c = 0; c < DV; ++c) {
             const Real product = dy[c] * t.v[kvRow * DV + c];
@@ -179,7 +190,9 @@ FlashAttentionGradOutputs<Real> flashAttentionBackward(const FlashAttentionProbl
           }
           const Real dPDropped = dP * keep;
           const Real centered = dPDropped - dRow;
-          const Real dS = probability * centered;
+          // The bf16 chain rounds dS * scale (the operand the tiled kernels multiply); fp32 and fp64 scale the sums.
+          const Real dS = p.bf16ProductOperands ? productOperand(p, probability * centered * scale)
+                                                : probability * centered;
           for (int64_t c = 0; c < DV; ++c) {
             const Real product = dropped * dy[c];
             out.dv[kvRow * DV + c] = out.dv[kvRow * DV + c] + product;
@@ -201,8 +214,10 @@ FlashAttentionGradOutputs<Real> flashAttentionBackward(const FlashAttentionProbl
     }
   }
   // dq = (dS K) * scale, dk = (dS^T Q) * scale: the scale applied once to each finished sum.
-  for (std::vector<Real>* grad : {&out.dq, &out.dk, &out.dqRope, &out.dkRope})
-    for (Real& value : *grad) value = value * scale;
+  if (!p.bf16ProductOperands) {
+    for (std::vector<Real>* grad : {&out.dq, &out.dk, &out.dqRope, &out.dkRope})
+      for (Real& value : *grad) value = value * scale;
+  }
   return out;
 }
 

@@ -39,6 +39,10 @@ struct FlashAttentionProblem {
   std::vector<int64_t> s1, s2;
   float scale = 1.0f;     // scaleValue narrowed to float32
   float keepProb = 1.0f;  // float32; 1 disables dropout
+  // The chain of bf16 tile products (gradkit's native-bf16 path, Ascend's cube unit, GPU FlashAttention): the
+  // dropped probabilities and dS are rounded to bf16 (nearest even) before they multiply. For the naive benchmark
+  // of that path; the fp64 golden leaves it false.
+  bool bf16ProductOperands = false;
 
   // Mask (spec 2.7, 2.8). hasMask false (no attenMask tensor): nothing is masked, whatever the mode and tokens.
   // Otherwise, per batch with d0 = S2_b - S1_b, (i, j) is masked when

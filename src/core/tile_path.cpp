@@ -57,19 +57,19 @@ Request requested(bool* understood) {
 TilePathChoice chooseBf16() {
   bool understood = true;
   const Request request = requested(&understood);
-  const std::string ignored = understood ? "" : " (GRADKIT_TILE is not highway|native|auto: ignored)";
+  const std::string ignored = understood ? "" : "; GRADKIT_TILE is not highway|native|auto: ignored";
   if (request == Request::Highway) return {TilePath::Highway, "forced by GRADKIT_TILE=highway"};
   if (request == Request::Native) {
-    return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native (bf16 P and dS; TileGemm's products)"};
+    return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native: bf16 P and dS, TileGemm's products"};
   }
   const CpuMatrixFeatures& f = cpuMatrixFeatures();
   // The native path pays only with a kernel that multiplies bf16 in hardware; TileGemm has none yet, so on every CPU
   // its bf16 products run at the fp32 rate and rounding P / dS would cost precision for nothing.
   if (f.amxBf16 || f.avx512bf16) {
     return {TilePath::Highway, std::string("the CPU has ") + (f.amxBf16 ? "AMX-BF16" : "AVX512-BF16") +
-                                   " but TileGemm has no kernel using it yet, so fp32 products are as fast" + ignored};
+                                   ", but TileGemm has no kernel using it yet: fp32 products are as fast" + ignored};
   }
-  return {TilePath::Highway, "the CPU has no bf16 products (no AVX512-BF16, no AMX-BF16)" + ignored};
+  return {TilePath::Highway, "the CPU has no bf16 products: no AVX512-BF16, no AMX-BF16" + ignored};
 }
 
 }  // namespace
@@ -86,11 +86,5 @@ TilePathChoice chooseTilePath(aclDataType inputType) {
 }
 
 const char* tilePathName(TilePath path) { return path == TilePath::NativeBf16 ? "native-bf16" : "highway"; }
-
-std::string tilePathRequest(bool* understood) {
-  const char* value = std::getenv("GRADKIT_TILE");
-  requested(understood);
-  return value == nullptr || value[0] == '\0' ? "auto" : value;
-}
 
 }  // namespace gradkit

@@ -43,7 +43,4 @@ TilePathChoice chooseTilePath(aclDataType inputType);
 /** "highway" or "native-bf16". */
 const char* tilePathName(TilePath path);
 
-/** What GRADKIT_TILE asks for ("auto" when unset); `understood` is false for a value that is none of the three. */
-std::string tilePathRequest(bool* understood);
-
 }  // namespace gradkit

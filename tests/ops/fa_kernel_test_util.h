@@ -30,7 +30,7 @@ using kernels::FaView;
 
 /** One case. Lengths are per batch (s1, s2). */
 struct FaCase {
-  std::vector<std::pair<int64_t, int64_t>> lengths = {{40, 50}};
+  std::vector<std::pair<int64_t, int64_t>> lengths = std::vector<std::pair<int64_t, int64_t>>(1, {40, 50});
   bool tnd = false;       // rows absolute (strideBatch 0), batch b's rows after batch b-1's; else padded to the max
   bool bsnd = false;      // padded rows as [b][s][n][d] (else [b][n][s][d])
   int64_t colStride = 1;  // > 1: gaps between the elements of a row (inputs and outputs)
@@ -52,6 +52,7 @@ struct FaCase {
   FaDropoutKind dropout = FaDropoutKind::None;
   float keepProb = 0.8f;
   uint32_t seed = 1;
+  TilePath tilePath = TilePath::Highway;  // NativeBf16: bf16 operands, P and dS rounded (bf16 inputs)
 };
 
 inline float loadElement(const void* data, aclDataType dtype, int64_t index) {
@@ -184,6 +185,7 @@ inline std::unique_ptr<FaData> makeData(const FaCase& c) {
   p.scale = c.scale;
   p.band = c.band;
   p.maskTensor = c.maskTensor;
+  p.tilePath = c.tilePath;
 
   x.q = makeTensor(c, g, c.dtype, c.n1, false, c.d);
   x.k = makeTensor(c, g, c.dtype, c.n2, true, c.d);

@@ -5,6 +5,7 @@
 
 #include "commands/commands.h"
 #include "core/parallel.h"
+#include "core/tile_path.h"
 #include "harness/acl_session.h"
 #include "harness/error.h"
 #include "harness/peer.h"
@@ -40,6 +41,10 @@ int runBench(const BenchOptions& options) {
                 << "; current PyTorch: " << (currentTorch ? currentTorch->string() : "no (./run.sh torch-venv)")
                 << "\n";
     }
+    // Tile products: fp32 and fp16 always take the Highway fp32 tiles; bf16 the path chosen for this process.
+    const TilePathChoice bf16Tiles = chooseTilePath(ACL_BF16);
+    std::cout << "tile path: bf16 " << tilePathName(bf16Tiles.path) << " (" << bf16Tiles.reason
+              << "); fp32, fp16 highway\n";
     context.copyGBps = measureCopyBandwidthGBps();
     std::cout << "copy bandwidth: " << formatNumber(context.copyGBps) << " GB/s (measured now)\n" << std::flush;
     auto peaks = std::make_shared<std::map<bool, double>>();

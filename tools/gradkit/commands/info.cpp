@@ -1,9 +1,12 @@
 #include <functional>
 #include <iostream>
+#include <string>
+#include <utility>
 
 #include "acl/acl.h"
 #include "commands/commands.h"
 #include "core/parallel.h"
+#include "core/tile_path.h"
 #include "gradkit/gradkit.h"
 #include "harness/error.h"
 #include "harness/rows.h"
@@ -26,6 +29,18 @@ nlohmann::json measureAndPrint(const char* label, const char* unit, const std::f
   }
 }
 
+/** The matrix features present, comma-separated, or "none". */
+std::string matrixFeatureList(const CpuMatrixFeatures& f) {
+  std::string list;
+  for (const auto& [present, name] : {std::pair{f.avx512bf16, "AVX512-BF16"},
+                                      {f.avx512fp16, "AVX512-FP16"},
+                                      {f.amxBf16, "AMX-BF16"},
+                                      {f.amxFp16, "AMX-FP16"}}) {
+    if (present) list += list.empty() ? name : std::string(", ") + name;
+  }
+  return list.empty() ? "none (no AVX512-BF16/FP16, no AMX)" : list;
+}
+
 }  // namespace
 
 int runInfo(const InfoOptions& options) {
@@ -39,6 +54,17 @@ int runInfo(const InfoOptions& options) {
               << "soc profile:     " << facts["soc"].get<std::string>() << "\n"
               << "isa:             " << facts["isa"].get<std::string>() << "\n"
               << "threads:         " << threadCount() << "\n";
+    const CpuMatrixFeatures& features = cpuMatrixFeatures();
+    facts["matrix_features"] = {{"avx512_bf16", features.avx512bf16},
+                                {"avx512_fp16", features.avx512fp16},
+                                {"amx_bf16", features.amxBf16},
+                                {"amx_fp16", features.amxFp16}};
+    std::cout << "matrix units:    " << matrixFeatureList(features) << "\n";
+    for (const auto& [name, dtype] : {std::pair{"fp32", ACL_FLOAT}, {"fp16", ACL_FLOAT16}, {"bf16", ACL_BF16}}) {
+      const TilePathChoice choice = chooseTilePath(dtype);
+      facts["tile_path"][name] = {{"path", tilePathName(choice.path)}, {"reason", choice.reason}};
+      std::cout << "tile path " << name << ":  " << tilePathName(choice.path) << " (" << choice.reason << ")\n";
+    }
     facts["copy_gbps"] = measureAndPrint("copy bandwidth:  ", "GB/s", [] { return measureCopyBandwidthGBps(); });
     facts["gemm_fp32_gflops"] =
         measureAndPrint("fp32 GEMM peak:  ", "GFLOP/s", [] { return measureGemmPeakGflops(false); });

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/tile_path.h"
 #include "harness/compare.h"
 #include "harness/elements.h"
 #include "harness/metrics.h"
@@ -72,11 +73,20 @@ FaOutput statsOutput(const FaCase& fc, const std::string& key, const std::vector
   return output;
 }
 
+// The naive benchmark follows the path the op runs: on the native-bf16 tile path it multiplies bf16 P and dS too.
+template <class Real>
+golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t heads) {
+  golden::FlashAttentionProblem problem = faGoldenProblem(c, fc, heads);
+  problem.bf16ProductOperands = std::is_same_v<Real, float> && c.spec("query").dtype == ACL_BF16 &&
+                                chooseTilePath(ACL_BF16).path == TilePath::NativeBf16;
+  return problem;
+}
+
 }  // namespace
 
 template <class Real>
 FaForwardValues faForward(OpCase& c, const FaCase& fc, int64_t heads) {
-  const golden::FlashAttentionProblem problem = faGoldenProblem(c, fc, heads);
+  const golden::FlashAttentionProblem problem = goldenProblem<Real>(c, fc, heads);
   const int64_t kvHeads = std::max<int64_t>(heads / fc.groups(), 1);
   const std::vector<Real> q =
       real<Real>(cut(canonicalValues(c, fc, "query", true, fc.n1, fc.d), qRows(fc, heads) * fc.d));
@@ -94,7 +104,7 @@ FaForwardValues faForward(OpCase& c, const FaCase& fc, int64_t heads) {
 
 template <class Real>
 FaBackwardValues faBackward(OpCase& c, const FaCase& fc, int64_t heads) {
-  const golden::FlashAttentionProblem problem = faGoldenProblem(c, fc, heads);
+  const golden::FlashAttentionProblem problem = goldenProblem<Real>(c, fc, heads);
   const size_t kvCount = kvRows(fc, std::max<int64_t>(heads / fc.groups(), 1) * fc.groups());
   const std::vector<Real> q =
       real<Real>(cut(canonicalValues(c, fc, "query", true, fc.n1, fc.d), qRows(fc, heads) * fc.d));
