@@ -191,8 +191,8 @@ FlashAttentionGradOutputs<Real> flashAttentionBackward(const FlashAttentionProbl
           const Real dPDropped = dP * keep;
           const Real centered = dPDropped - dRow;
           // The bf16 chain rounds dS * scale (the operand the tiled kernels multiply); fp32 and fp64 scale the sums.
-          const Real dS = p.bf16ProductOperands ? productOperand(p, probability * centered * scale)
-                                                : probability * centered;
+          const Real dS =
+              p.bf16ProductOperands ? productOperand(p, probability * centered * scale) : probability * centered;
           for (int64_t c = 0; c < DV; ++c) {
             const Real product = dropped * dy[c];
             out.dv[kvRow * DV + c] = out.dv[kvRow * DV + c] + product;

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Speed peer for `gradkit bench` (Compressor and CompressorGrad rows): times the PyTorch reference forward of spec
-compressor.md 4.1 in fp32, alone (--mode forward) or with its autograd backward from d_cmp_kv (--mode backward).
+compressor.md 4.1 in fp32 (--compute fp32) or in the inputs' own dtype (--compute io: what a bf16 user runs, its
+matmuls on AMX where the CPU has it), alone (--mode forward) or with its autograd backward from d_cmp_kv (--mode
+backward).
 
 The forward is vectorised (a loop over blocks in Python would time the interpreter): both projections as matmuls,
 the APE added by position, one gather of every compressed block's coff*cmp_ratio rows (this call's tokens, the
@@ -121,6 +123,7 @@ def main():
     parser.add_argument("--cmp-ratio", type=int, required=True)
     parser.add_argument("--coff", type=int, default=1)
     parser.add_argument("--cache-mode", type=int, default=1)
+    parser.add_argument("--compute", choices=["fp32", "io"], default="fp32")
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
@@ -146,17 +149,18 @@ def main():
     else:
         hist_kv = torch.rand(len(p.history), channels, generator=generator) * 2 - 1
         hist_score = torch.rand(len(p.history), channels, generator=generator) * 2 - 1
+    compute = x.dtype if args.compute == "io" else torch.float32
     backward = args.mode == "backward"
     if backward:
         d_cmp_kv = (load(path("d_cmp_kv"), args.dtype) if os.path.exists(path("d_cmp_kv"))
                     else torch.rand(p.output_rows, channels // args.coff, generator=generator))
-        d_cmp_kv = d_cmp_kv.reshape(p.output_rows, -1).float()
+        d_cmp_kv = d_cmp_kv.reshape(p.output_rows, -1).to(compute)
         leaves = [x, wkv, wgate, ape]
         for t in leaves:
             t.requires_grad_(True)
 
     def step():
-        out, _, _ = forward(x, wkv, wgate, ape, p, hist_kv, hist_score)
+        out, _, _ = forward(x, wkv, wgate, ape, p, hist_kv, hist_score, compute)
         if backward:
             out.backward(d_cmp_kv)
             for t in leaves:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Speed peer for `gradkit bench` (MhcPre and MhcPreBackward rows): times the PyTorch reference of spec mhc.md 7
-in fp32, the forward alone (--mode forward) or forward + autograd backward (--mode backward).
+in fp32 (--compute fp32) or in x's own dtype (--compute io: what a bf16 / fp16 user runs), the forward alone (--mode
+forward) or forward + autograd backward (--mode backward).
 
 Loads x.npy (bf16 tensors arrive as their raw uint16 bits), phi.npy, alpha.npy and, when present, gamma.npy from
 --dir; bias is zeros (it does not change the work). Uses the same thread count as gradkit, warms up once, then
@@ -21,12 +22,13 @@ def load(path, dtype=None):
     return torch.from_numpy(array)
 
 
-def forward(x, phi, alpha, bias, gamma, norm_eps, hc_eps):
+def forward(x, phi, alpha, bias, gamma, norm_eps, hc_eps, compute=torch.float32):
     n, d = x.shape[-2], x.shape[-1]
-    xf = x.float().reshape(-1, n, d)
+    xf = x.to(compute).reshape(-1, n, d)
+    phi = phi.to(compute)
     xflat = xf.reshape(xf.shape[0], n * d)
     inv_rms = torch.rsqrt(xflat.square().mean(dim=-1) + norm_eps)
-    xg = xflat * gamma.reshape(n * d) if gamma is not None else xflat
+    xg = xflat * gamma.to(compute).reshape(n * d) if gamma is not None else xflat
     h_mix = xg @ phi.t()
     w = h_mix * inv_rms[:, None]
     h_pre = torch.sigmoid(w[:, :n] * alpha[0] + bias[:n]) + hc_eps
@@ -43,6 +45,7 @@ def main():
     parser.add_argument("--mode", choices=["forward", "backward"], required=True)
     parser.add_argument("--norm-eps", type=float, default=1e-6)
     parser.add_argument("--hc-eps", type=float, default=1e-6)
+    parser.add_argument("--compute", choices=["fp32", "io"], default="fp32")
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
@@ -54,6 +57,7 @@ def main():
     gamma_path = os.path.join(args.dir, "gamma.npy")
     gamma = load(gamma_path) if os.path.exists(gamma_path) else None
     bias = torch.zeros(phi.shape[0])
+    compute = x.dtype if args.compute == "io" else torch.float32
     backward = args.mode == "backward"
     leaves = [t for t in (x, phi, alpha, bias, gamma) if t is not None]
     if backward:
@@ -61,7 +65,7 @@ def main():
             t.requires_grad_(True)
 
     def step():
-        outputs = forward(x, phi, alpha, bias, gamma, args.norm_eps, args.hc_eps)
+        outputs = forward(x, phi, alpha, bias, gamma, args.norm_eps, args.hc_eps, compute)
         if backward:
             kept = [o for o in outputs if o is not None]
             torch.autograd.backward(kept, [torch.ones_like(o) for o in kept])

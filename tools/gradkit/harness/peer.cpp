@@ -61,6 +61,14 @@ std::optional<std::filesystem::path> currentTorchPython() {
   return python;
 }
 
+std::vector<std::string> peerComputeArgs(const nlohmann::json& benchCase) {
+  const std::string compute = benchCase.value("peer_compute", std::string("fp32"));
+  if (compute != "fp32" && compute != "io") {
+    throw HarnessError("peer_compute: expected \"fp32\" or \"io\", given \"" + compute + "\"");
+  }
+  return {"--compute", compute};
+}
+
 std::filesystem::path peerScript(const std::string& name) {
   return std::filesystem::path(GRADKIT_SOURCE_DIR) / "tools" / "peers" / name;
 }

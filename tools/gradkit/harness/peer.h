@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,13 @@ std::filesystem::path peerScript(const std::string& name);
  */
 std::optional<double> runPeer(const std::filesystem::path& script, const std::vector<std::string>& args,
                               std::string& error, PeerTorch torch = PeerTorch::Debian);
+
+/**
+ * The peer's compute precision from a bench case's "peer_compute": "fp32" (default: the reference formulas in fp32)
+ * or "io" (in the case's own dtype, as a user of that dtype would run them: torch's bf16 matmuls use AMX where the CPU
+ * has it), as the arguments {"--compute", value}. Throws HarnessError for any other value.
+ */
+std::vector<std::string> peerComputeArgs(const nlohmann::json& benchCase);
 
 /** A fresh directory under the system temp dir, removed with everything in it on destruction. */
 class TempDir {

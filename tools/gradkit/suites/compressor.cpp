@@ -17,6 +17,7 @@
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/op_suite.h"
+#include "harness/peer.h"
 #include "suites/compressor_suite_common.h"
 #include "suites/mhc_suite_common.h"
 
@@ -202,6 +203,7 @@ OpDescriptor compressor() {
       return Work{bytes, flops, c.spec("x").dtype == ACL_BF16};
     };
     call.peer = compressorTorchPeer(cc, c.info().dtypeText, /*backward=*/false);
+    for (const std::string& arg : peerComputeArgs(c.info().json)) call.peer->args.push_back(arg);
     return call;
   };
   d.run = aclnnCompressor;

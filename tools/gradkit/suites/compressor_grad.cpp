@@ -15,6 +15,7 @@
 #include "golden/compressor.h"
 #include "harness/fill.h"
 #include "harness/op_suite.h"
+#include "harness/peer.h"
 #include "suites/compressor_suite_common.h"
 #include "suites/mhc_suite_common.h"
 
@@ -115,6 +116,7 @@ OpDescriptor compressorGrad() {
       return Work{bytes, flops, c.spec("x").dtype == ACL_BF16};
     };
     call.peer = compressorTorchPeer(cc, c.info().dtypeText, /*backward=*/true);
+    for (const std::string& arg : peerComputeArgs(c.info().json)) call.peer->args.push_back(arg);
     return call;
   };
   d.run = aclnnCompressorGrad;
