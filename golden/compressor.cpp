@@ -1,5 +1,7 @@
 #include "golden/compressor.h"
 
+#include "gradkit/float_convert.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -253,6 +255,12 @@ CompressorGradOutputs<Real> compressorGrad(const CompressorGradInputs<Real>& in)
         newScore = newScore + dZ;
         apeRow[d] = apeRow[d] + dZ;
       }
+    }
+  }
+
+  if (in.roundRoutedToBf16) {
+    for (std::vector<Real>* routedGrad : {&dNewKv, &dNewScore}) {
+      for (Real& value : *routedGrad) value = static_cast<Real>(bf16ToFloat(floatToBf16(static_cast<float>(value))));
     }
   }
 

@@ -103,6 +103,9 @@ struct CompressorGradInputs {
   const Real* dCmpKv = nullptr;        // [rows, D]; padding rows never read
   const Real* softmaxScore = nullptr;  // [rows, N, D] as the forward wrote it; padding rows never read
   const Real* kv = nullptr;            // [rows, N, D] as the forward wrote it; padding rows never read
+  // Upstream's "two" golden (spec 6.1) and gradkit's native-bf16 path: dNewKv and dNewScore rounded to bf16 (nearest
+  // even) after their per-token sums, before the matmuls. False: no rounding (the fp64 golden, the fp32 naive).
+  bool roundRoutedToBf16 = false;
 };
 
 template <class Real>

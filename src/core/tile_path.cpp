@@ -54,22 +54,21 @@ Request requested(bool* understood) {
   return Request::Auto;
 }
 
-TilePathChoice chooseBf16() {
+TilePathChoice chooseBf16(ProductEngine engine) {
   bool understood = true;
   const Request request = requested(&understood);
   const std::string ignored = understood ? "" : "; GRADKIT_TILE is not highway|native|auto: ignored";
   if (request == Request::Highway) return {TilePath::Highway, "forced by GRADKIT_TILE=highway"};
-  if (request == Request::Native) {
-    return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native: bf16 P and dS, TileGemm's products"};
-  }
+  if (request == Request::Native) return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native"};
   const CpuMatrixFeatures& f = cpuMatrixFeatures();
-  // The native path pays only with a kernel that multiplies bf16 in hardware; TileGemm has none yet, so on every CPU
-  // its bf16 products run at the fp32 rate and rounding P / dS would cost precision for nothing.
-  if (f.amxBf16 || f.avx512bf16) {
-    return {TilePath::Highway, std::string("the CPU has ") + (f.amxBf16 ? "AMX-BF16" : "AVX512-BF16") +
-                                   ", but TileGemm has no kernel using it yet: fp32 products are as fast" + ignored};
+  if (!f.amxBf16 && !f.avx512bf16) {
+    return {TilePath::Highway, "the CPU has no bf16 products: no AVX512-BF16, no AMX-BF16" + ignored};
   }
-  return {TilePath::Highway, "the CPU has no bf16 products: no AVX512-BF16, no AMX-BF16" + ignored};
+  const std::string unit = f.amxBf16 ? "AMX-BF16" : "AVX512-BF16";
+  if (engine == ProductEngine::Gemm) return {TilePath::NativeBf16, "oneDNN multiplies bf16 on " + unit + ignored};
+  // TileGemm has no kernel using the unit yet: its bf16 products run at the fp32 rate, and rounding P / dS would cost
+  // precision for nothing.
+  return {TilePath::Highway, "the CPU has " + unit + ", but TileGemm has no kernel using it yet" + ignored};
 }
 
 }  // namespace
@@ -79,10 +78,11 @@ const CpuMatrixFeatures& cpuMatrixFeatures() {
   return features;
 }
 
-TilePathChoice chooseTilePath(aclDataType inputType) {
+TilePathChoice chooseTilePath(aclDataType inputType, ProductEngine engine) {
   if (inputType != ACL_BF16) return {TilePath::Highway, "only bf16 has a native path"};
-  static const TilePathChoice bf16 = chooseBf16();
-  return bf16;
+  static const TilePathChoice tiles = chooseBf16(ProductEngine::TileGemm);
+  static const TilePathChoice gemm = chooseBf16(ProductEngine::Gemm);
+  return engine == ProductEngine::Gemm ? gemm : tiles;
 }
 
 const char* tilePathName(TilePath path) { return path == TilePath::NativeBf16 ? "native-bf16" : "highway"; }

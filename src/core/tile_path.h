@@ -4,9 +4,10 @@
 //               flash attention stay fp32 between the products.
 //   NativeBf16  bf16 operands, exact products, fp32 sums, as bf16 hardware (AVX512-BF16, AMX-BF16), Ascend's cube
 //               unit and GPU FlashAttention compute: the ops round what they feed a product (P, dS) to bf16 first.
-//               Which kernel multiplies is TileGemm's business (core/tile_gemm.h); on a CPU without bf16 products
-//               TileGemm's own kernels compute the same products at the fp32 rate, so the path runs (and is
-//               tested) everywhere.
+//               Which kernel multiplies is TileGemm's or Gemm's business; on a CPU without bf16 products both
+//               compute the same exact products at the fp32 rate, so the path runs (and is tested) everywhere.
+//               Auto picks it where the engine has a bf16 hardware kernel: Gemm (oneDNN 2.6) on AVX512-BF16 and
+//               AMX-BF16; TileGemm has none yet.
 //
 // GRADKIT_TILE=highway|native|auto forces a path for bf16 ops (read once; "native" applies to bf16 only, fp32 and
 // fp16 always take Highway). Ops read the choice in their plan and record it there; the run does not ask again.
@@ -31,14 +32,18 @@ struct CpuMatrixFeatures {
 /** Detected once per process. */
 const CpuMatrixFeatures& cpuMatrixFeatures();
 
+/** Which product kernel an op's path decides for: TileGemm (small tiles on the calling thread: flash attention) or
+ *  Gemm (big threaded products through oneDNN: the compressor), whose bf16 kernels differ by CPU. */
+enum class ProductEngine { TileGemm, Gemm };
+
 /** A decision and why it was taken (for `gradkit info` and bench rows). */
 struct TilePathChoice {
   TilePath path = TilePath::Highway;
   std::string reason;
 };
 
-/** The path tile products with `inputType` operands take in this process (the same answer on every call). */
-TilePathChoice chooseTilePath(aclDataType inputType);
+/** The path products with `inputType` operands on `engine` take in this process (the same answer on every call). */
+TilePathChoice chooseTilePath(aclDataType inputType, ProductEngine engine = ProductEngine::TileGemm);
 
 /** "highway" or "native-bf16". */
 const char* tilePathName(TilePath path);

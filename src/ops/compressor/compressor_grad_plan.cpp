@@ -6,6 +6,7 @@
 
 #include "core/kernel_select.h"
 #include "core/parallel.h"
+#include "core/tile_path.h"
 
 namespace gradkit::ops {
 namespace {
@@ -60,14 +61,16 @@ void planGemms(CompressorGradPlan& plan) {
     plan.gemms.push_back(std::make_unique<Gemm>(shape));
     return static_cast<int>(plan.gemms.size() - 1);
   };
+  const aclDataType type = plan.bf16Products ? ACL_BF16 : ACL_FLOAT;
   const auto dx = [&](int64_t m) {  // rowChunk[m, H] = aChunk[m, 2C] . weights[2C, H]
     GemmShape s;
-    s.m = m, s.n = hidden, s.k = wide, s.lda = ldA, s.ldb = ldH, s.ldc = ldH;
+    s.m = m, s.n = hidden, s.k = wide, s.lda = ldA, s.ldb = ldH, s.ldc = ldH, s.inputType = type;
     return add(s);
   };
-  const auto dw = [&](int64_t k, float beta) {  // dwAccumulator[2C, H] (+)= aChunk[k, 2C]^T . rowChunk[k, H]
+  const auto dw = [&](int64_t k, float beta) {  // dwAccumulator[2C, H] (+)= aChunk[k, 2C]^T . x chunk[k, H]
     GemmShape s;
     s.m = wide, s.n = hidden, s.k = k, s.transA = true, s.lda = ldA, s.ldb = ldH, s.ldc = ldH, s.beta = beta;
+    s.inputType = type;
     return add(s);
   };
   plan.dxFull = dx(plan.chunkRows);
@@ -191,42 +194,85 @@ void vectorPass(const CompressorGradPlan& plan, const Buffers& io, float* a, flo
 }
 
 // Steps 2 and 3 for A rows [k0, k1).
-void matmulPass(const CompressorGradPlan& plan, const Buffers& io, float* a, float* rowChunk, float* weights, float* dw,
-                void* scratch, int64_t chunk, int64_t k0, int64_t k1) {
-  const int64_t hidden = plan.problem.hidden, ldH = plan.ldH, rows = k1 - k0;
+// The GEMM operands of a chunk: fp32 (A as made, x rows widened into rowChunk) or bf16 (A rounded, x rows copied).
+struct ChunkOperands {
+  float* a;
+  uint16_t* aBf16;  // bf16 path only
+  float* rowChunk;
+  uint16_t* xBf16;  // bf16 path only
+  const void* weights;
+};
+
+void matmulPass(const CompressorGradPlan& plan, const Buffers& io, const ChunkOperands& ops, float* dw, void* scratch,
+                int64_t chunk, int64_t k0, int64_t k1) {
+  const int64_t hidden = plan.problem.hidden, ldH = plan.ldH, ldA = plan.ldA, rows = k1 - k0;
+  const int64_t wide = 2 * plan.problem.channels();
   const bool last = k1 == plan.rows;
-  plan.gemms[static_cast<size_t>(last ? plan.dxLast : plan.dxFull)]->run(a, weights, rowChunk, scratch);
+  float* rowChunk = ops.rowChunk;
+  const void* a = ops.a;
+  if (plan.bf16Products) {
+    parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) plan.kernels->narrow(false, ops.a + i * ldA, ops.aBf16 + i * ldA, wide);
+    });
+    a = ops.aBf16;
+  }
+  plan.gemms[static_cast<size_t>(last ? plan.dxLast : plan.dxFull)]->run(a, ops.weights, rowChunk, scratch);
   parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       plan.kernels->narrow(plan.half, rowChunk + i * ldH, io.dX + tokenOf(plan, k0 + i) * hidden, hidden);
     }
   });
-  parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      plan.kernels->widen(plan.half, io.x + tokenOf(plan, k0 + i) * hidden, rowChunk + i * ldH, hidden);
-    }
-  });
+  const void* x = rowChunk;
+  if (plan.bf16Products) {
+    parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        std::memcpy(ops.xBf16 + i * ldH, io.x + tokenOf(plan, k0 + i) * hidden,
+                    static_cast<size_t>(hidden) * sizeof(uint16_t));
+      }
+    });
+    x = ops.xBf16;
+  } else {
+    parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        plan.kernels->widen(plan.half, io.x + tokenOf(plan, k0 + i) * hidden, rowChunk + i * ldH, hidden);
+      }
+    });
+  }
   const int gemm = chunk == 0 ? plan.dwFirst : last ? plan.dwLast : plan.dwFull;
-  plan.gemms[static_cast<size_t>(gemm)]->run(a, rowChunk, dw, scratch);
+  plan.gemms[static_cast<size_t>(gemm)]->run(a, x, dw, scratch);
 }
 
 void runChunks(const CompressorGradPlan& plan, const Buffers& io, void* memory) {
   const CompressorProblem& p = plan.problem;
   const int64_t c = p.channels(), hidden = p.hidden, ldH = plan.ldH, apeElements = p.cmpRatio * c;
-  float* weights = plan.weights.in<float>(memory);
   float* a = plan.aChunk.in<float>(memory);
-  float* rowChunk = plan.rowChunk.in<float>(memory);
+  ChunkOperands ops{a, nullptr, plan.rowChunk.in<float>(memory), nullptr, nullptr};
   float* dw = plan.dwAccumulator.in<float>(memory);
   float* apeSum = plan.apeSum.in<float>(memory);
   float* apeComp = plan.apeComp.in<float>(memory);
   void* scratch = plan.gemmScratch.booked() ? plan.gemmScratch.in(memory) : nullptr;
 
-  parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [wkv; wgate] widened
-    for (int64_t row = begin; row < end; ++row) {
-      const uint16_t* from = row < c ? io.wkv + row * hidden : io.wgate + (row - c) * hidden;
-      plan.kernels->widen(plan.half, from, weights + row * ldH, hidden);
-    }
-  });
+  if (plan.bf16Products) {
+    ops.aBf16 = plan.aBf16.in<uint16_t>(memory);
+    ops.xBf16 = plan.xBf16.in<uint16_t>(memory);
+    auto* weights = plan.weights.in<uint16_t>(memory);
+    ops.weights = weights;
+    parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [wkv; wgate] as bf16 rows
+      for (int64_t row = begin; row < end; ++row) {
+        const uint16_t* from = row < c ? io.wkv + row * hidden : io.wgate + (row - c) * hidden;
+        std::memcpy(weights + row * ldH, from, static_cast<size_t>(hidden) * sizeof(uint16_t));
+      }
+    });
+  } else {
+    float* weights = plan.weights.in<float>(memory);
+    ops.weights = weights;
+    parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [wkv; wgate] widened
+      for (int64_t row = begin; row < end; ++row) {
+        const uint16_t* from = row < c ? io.wkv + row * hidden : io.wgate + (row - c) * hidden;
+        plan.kernels->widen(plan.half, from, weights + row * ldH, hidden);
+      }
+    });
+  }
   std::fill_n(apeSum, apeElements, 0.0f);
   std::fill_n(apeComp, apeElements, 0.0f);
   zeroUnroutedRows(plan, io.dX);
@@ -235,7 +281,7 @@ void runChunks(const CompressorGradPlan& plan, const Buffers& io, void* memory) 
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t k0 = chunk * plan.chunkRows, k1 = std::min(plan.rows, k0 + plan.chunkRows);
     vectorPass(plan, io, a, apeSum, apeComp, chunk, k0, k1);
-    matmulPass(plan, io, a, rowChunk, weights, dw, scratch, chunk, k0, k1);
+    matmulPass(plan, io, ops, dw, scratch, chunk, k0, k1);
   }
 
   parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [dWkv; dWgate] rounded once
@@ -267,6 +313,8 @@ CompressorGradPlan planCompressorGrad(const CompressorGradArgs& args, const Comp
       compressorProblemOf(*args.x, *args.wkv, args.cuSeqlens, args.seqused, args.startPos, args.cmpRatio, args.coff);
   const CompressorProblem& p = plan.problem;
   plan.half = args.x->dtype == ACL_FLOAT16;
+  const TilePath path = options.tilePath.value_or(chooseTilePath(ACL_BF16, ProductEngine::Gemm).path);
+  plan.bf16Products = args.x->dtype == ACL_BF16 && path == TilePath::NativeBf16;
 
   WorkspaceBooking& booking = plan.workspace;
   const auto stage = [&booking](const aclTensor& view, const char* name) {
@@ -300,9 +348,14 @@ CompressorGradPlan planCompressorGrad(const CompressorGradArgs& args, const Comp
   const auto wide = static_cast<uint64_t>(2 * p.channels()), ldA = static_cast<uint64_t>(plan.ldA);
   const auto ldH = static_cast<uint64_t>(plan.ldH), chunkRows = static_cast<uint64_t>(plan.chunkRows);
   const auto ape = static_cast<uint64_t>(p.cmpRatio * p.channels());
-  plan.weights = booking.bookArray("[wkv; wgate] in fp32", wide * ldH, sizeof(float));
+  const size_t operandBytes = plan.bf16Products ? sizeof(uint16_t) : sizeof(float);
+  plan.weights = booking.bookArray("[wkv; wgate] as GEMM operand", wide * ldH, operandBytes);
   plan.aChunk = booking.bookArray("A chunk [dNewKv | dNewScore]", chunkRows * ldA, sizeof(float));
   plan.rowChunk = booking.bookArray("dX / x chunk in fp32", chunkRows * ldH, sizeof(float));
+  if (plan.bf16Products) {
+    plan.aBf16 = booking.bookArray("A chunk in bf16", chunkRows * ldA, sizeof(uint16_t));
+    plan.xBf16 = booking.bookArray("x chunk in bf16", chunkRows * ldH, sizeof(uint16_t));
+  }
   plan.dwAccumulator = booking.bookArray("[dWkv; dWgate] accumulator", wide * ldH, sizeof(float));
   plan.apeSum = booking.bookArray("dApe sums", ape, sizeof(float));
   plan.apeComp = booking.bookArray("dApe compensations", ape, sizeof(float));

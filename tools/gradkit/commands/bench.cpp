@@ -42,8 +42,10 @@ int runBench(const BenchOptions& options) {
                 << "\n";
     }
     // Tile products: fp32 and fp16 always take the Highway fp32 tiles; bf16 the path chosen for this process.
-    const TilePathChoice bf16Tiles = chooseTilePath(ACL_BF16);
-    std::cout << "tile path: bf16 " << tilePathName(bf16Tiles.path) << " (" << bf16Tiles.reason
+    const TilePathChoice bf16Tiles = chooseTilePath(ACL_BF16, ProductEngine::TileGemm);
+    const TilePathChoice bf16Gemm = chooseTilePath(ACL_BF16, ProductEngine::Gemm);
+    std::cout << "tile path: bf16 tiles (flash attention) " << tilePathName(bf16Tiles.path) << " (" << bf16Tiles.reason
+              << "); bf16 GEMMs (compressor) " << tilePathName(bf16Gemm.path) << " (" << bf16Gemm.reason
               << "); fp32, fp16 highway\n";
     context.copyGBps = measureCopyBandwidthGBps();
     std::cout << "copy bandwidth: " << formatNumber(context.copyGBps) << " GB/s (measured now)\n" << std::flush;

@@ -1,6 +1,7 @@
 #include <functional>
 #include <iostream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "acl/acl.h"
@@ -60,11 +61,14 @@ int runInfo(const InfoOptions& options) {
                                 {"amx_bf16", features.amxBf16},
                                 {"amx_fp16", features.amxFp16}};
     std::cout << "matrix units:    " << matrixFeatureList(features) << "\n";
-    for (const auto& [name, dtype] : {std::pair{"fp32", ACL_FLOAT}, {"fp16", ACL_FLOAT16}, {"bf16", ACL_BF16}}) {
-      const TilePathChoice choice = chooseTilePath(dtype);
-      facts["tile_path"][name] = {{"path", tilePathName(choice.path)}, {"reason", choice.reason}};
-      std::cout << "tile path " << name << ":  " << tilePathName(choice.path) << " (" << choice.reason << ")\n";
+    // fp32 and fp16 always take the Highway (fp32) path; bf16 per product engine.
+    for (const auto& [key, label, engine] : {std::tuple{"bf16_tiles", "bf16 tiles:      ", ProductEngine::TileGemm},
+                                             std::tuple{"bf16_gemm", "bf16 GEMMs:      ", ProductEngine::Gemm}}) {
+      const TilePathChoice choice = chooseTilePath(ACL_BF16, engine);
+      facts["tile_path"][key] = {{"path", tilePathName(choice.path)}, {"reason", choice.reason}};
+      std::cout << label << tilePathName(choice.path) << " (" << choice.reason << ")\n";
     }
+    std::cout << "fp32, fp16:      highway (widened to fp32; only bf16 has a native path)\n";
     facts["copy_gbps"] = measureAndPrint("copy bandwidth:  ", "GB/s", [] { return measureCopyBandwidthGBps(); });
     facts["gemm_fp32_gflops"] =
         measureAndPrint("fp32 GEMM peak:  ", "GFLOP/s", [] { return measureGemmPeakGflops(false); });

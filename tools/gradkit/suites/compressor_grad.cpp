@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "aclnnop/aclnn_compressor_grad.h"
+#include "core/tile_path.h"
 #include "golden/compressor.h"
 #include "harness/fill.h"
 #include "harness/op_suite.h"
@@ -57,8 +58,13 @@ void writeForwardContext(OpCase& c, const CompressorCase& cc) {
   writeView(c, "kv", out.kv);
 }
 
+/** The op takes the native-bf16 path (core/tile_path.h): A rounded to bf16 before its GEMMs. */
+bool nativeBf16(OpCase& c) {
+  return c.spec("x").dtype == ACL_BF16 && chooseTilePath(ACL_BF16, ProductEngine::Gemm).path == TilePath::NativeBf16;
+}
+
 template <class Real>
-void runGolden(OpCase& c, const CompressorCase& cc) {
+void runGolden(OpCase& c, const CompressorCase& cc, bool roundRouted) {
   const std::vector<Real> x = as<Real>(denseValues(c, "x")), wkv = as<Real>(denseValues(c, "wkv")),
                           wgate = as<Real>(denseValues(c, "wgate")), dCmpKv = as<Real>(denseValues(c, "dCmpKv")),
                           softmaxScore = as<Real>(denseValues(c, "softmaxScore")), kv = as<Real>(denseValues(c, "kv"));
@@ -70,6 +76,7 @@ void runGolden(OpCase& c, const CompressorCase& cc) {
   in.dCmpKv = dCmpKv.data();
   in.softmaxScore = softmaxScore.data();
   in.kv = kv.data();
+  in.roundRoutedToBf16 = roundRouted;
   const golden::CompressorGradOutputs<Real> out = golden::compressorGrad(in);
   storeGolden(c, "dX", out.dX);
   storeGolden(c, "dWkv", out.dWkv);
@@ -97,13 +104,21 @@ OpDescriptor compressorGrad() {
           optionalTensor(c, "startPos", cc.passStartPos), cc.layout.cmpRatio, cc.layout.coff, c.acl("dX"),
           c.acl("dWkv"), c.acl("dWgate"), c.acl("dApe"), workspaceSize, executor);
     };
-    call.golden = [&c, cc] { runGolden<double>(c, cc); };
-    call.naive = [&c, cc] { runGolden<float>(c, cc); };
-    call.report = [&c](VerifyRow& row) {
+    // The naive benchmark runs the op's own chain: on the native-bf16 path it rounds A as the op does (upstream's
+    // "two" golden in fp32). The golden stays the unrounded fp64 one.
+    call.golden = [&c, cc] { runGolden<double>(c, cc, false); };
+    call.naive = [&c, cc] { runGolden<float>(c, cc, nativeBf16(c)); };
+    call.report = [&c, cc](VerifyRow& row) {
       const aclDataType io = c.spec("dX").dtype;
+      const bool native = nativeBf16(c);
+      if (native) runGolden<double>(c, cc, true);  // upstream's two-way check compares with a rounded-A golden
       row.extra = upstreamTwoWay(
           c,
           {{"dX", io, {}, false}, {"dWkv", io, {}, false}, {"dWgate", io, {}, false}, {"dApe", ACL_FLOAT, {}, false}});
+      if (native) {
+        row.extra += " vs the rounded-A golden";
+        runGolden<double>(c, cc, false);  // --dump writes the unrounded golden
+      }
     };
     call.work = [&c, cc] {
       double bytes = 0.0;
