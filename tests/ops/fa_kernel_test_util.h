@@ -502,11 +502,13 @@ inline void runForward(FaData& x, int threads, const kernels::FaKernelTable& tab
   io.out = x.out.view;
   io.softmaxMax = x.softmaxMax.data();
   io.softmaxSum = x.softmaxSum.data();
-  const size_t bytes = kernels::faForwardScratchBytes(x.problem, threads);
+  kernels::FaSchedule schedule = kernels::faForwardSchedule(x.problem, threads);
+  schedule.kernels = &table;
+  const size_t bytes = kernels::faScratchBytes(schedule);
   std::vector<uint64_t> scratch(bytes / 8 + 16);
   void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) / 64 * 64);
   setThreadCount(threads);
-  kernels::faForwardWith(x.problem, io, aligned, threads, table);
+  kernels::faForward(x.problem, schedule, io, aligned);
   setThreadCount(0);
 }
 
@@ -526,11 +528,13 @@ inline void runBackward(FaData& x, int threads, const kernels::FaKernelTable& ta
   io.dv = x.dv.view;
   io.dqRope = x.dqRope.view;
   io.dkRope = x.dkRope.view;
-  const size_t bytes = kernels::faBackwardScratchBytes(x.problem, threads);
+  kernels::FaSchedule schedule = kernels::faBackwardSchedule(x.problem, threads);
+  schedule.kernels = &table;
+  const size_t bytes = kernels::faScratchBytes(schedule);
   std::vector<uint64_t> scratch(bytes / 8 + 16);
   void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) / 64 * 64);
   setThreadCount(threads);
-  kernels::faBackwardWith(x.problem, io, aligned, threads, table);
+  kernels::faBackward(x.problem, schedule, io, aligned);
   setThreadCount(0);
 }
 

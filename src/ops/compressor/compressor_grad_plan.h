@@ -50,8 +50,8 @@ struct CompressorGradSegment {
 
 /** Planning knobs (tests make chunks small to cover their boundaries). */
 struct CompressorGradOptions {
-  int64_t chunkRows = 0;   // A rows per chunk; 0 = the default
-  int64_t pieceWidth = 0;  // channels per vector-pass piece; 0 = the default
+  int64_t chunkRows = 0;             // A rows per chunk; 0 = the default
+  int64_t pieceWidth = 0;            // channels per vector-pass piece; 0 = the default
   std::optional<TilePath> tilePath;  // the GEMM operands' path; absent = the process's choice (core/tile_path.h)
 };
 

@@ -29,14 +29,11 @@ void planCommon(const FaCall& call, const FaSizes& sizes, const aclTensor& max, 
     const auto bytes = static_cast<int64_t>(faDropMaskBytes(sizes));
     plan.dropMask = StagedTensor::planLeading(*call.dropMask, bytes, "dropMask", plan.workspace);
   }
-  plan.threads = threadCount();
 }
 
-/** The problem with this run's dense dropMask. */
-kernels::FaProblem runProblem(const FaPlanCommon& plan, void* memory) {
-  kernels::FaProblem problem = plan.problem;
-  if (plan.packedDropout) problem.dropout.bits = static_cast<const uint8_t*>(plan.dropMask.read(memory));
-  return problem;
+/** This run's dense packed dropMask (null without one). */
+const uint8_t* runDropBits(const FaPlanCommon& plan, void* memory) {
+  return plan.packedDropout ? static_cast<const uint8_t*>(plan.dropMask.read(memory)) : nullptr;
 }
 
 }  // namespace
@@ -57,16 +54,17 @@ FaPlan planFlashAttention(const FaArgs& args) {
   plan.io.qRope = optionalView(call.queryRope, call.layout, sizes.dRope);
   plan.io.kRope = optionalView(call.keyRope, call.layout, sizes.dRope);
   plan.io.out = faViewOf(*args.attentionOutOut, call.layout, sizes.dv);
-  plan.scratch = plan.workspace.book("scratch", kernels::faForwardScratchBytes(plan.problem, plan.threads));
+  plan.schedule = kernels::faForwardSchedule(plan.problem, threadCount());
+  plan.scratch = plan.workspace.book("scratch", kernels::faScratchBytes(plan.schedule));
   return plan;
 }
 
 aclnnStatus FaPlan::run(void* memory) const {
-  const kernels::FaProblem runNow = runProblem(*this, memory);
   kernels::FaForwardIo buffers = io;
   buffers.softmaxMax = static_cast<float*>(softmaxMax.target(memory));
   buffers.softmaxSum = static_cast<float*>(softmaxSum.target(memory));
-  kernels::faForward(runNow, buffers, scratch.booked() ? scratch.in(memory) : nullptr, threads);
+  buffers.dropBits = runDropBits(*this, memory);
+  kernels::faForward(problem, schedule, buffers, scratch.booked() ? scratch.in(memory) : nullptr);
   softmaxMax.writeBack(memory);
   softmaxSum.writeBack(memory);
   return ACLNN_SUCCESS;
@@ -96,24 +94,25 @@ FagPlan planFlashAttentionGrad(const FagArgs& args) {
     plan.fp8Scales.k = faViewOf(*args.dScaleK, FaLayout::BNSD, 1);
     plan.fp8Scales.v = faViewOf(*args.dScaleV, FaLayout::BNSD, 1);
     plan.fp8Scales.dy = faViewOf(*args.dScaleDy, FaLayout::BNSD, 1);
-    plan.scratch = plan.workspace.book("scratch", kernels::faBackwardFp8ScratchBytes(plan.problem, plan.threads));
-    return plan;
+    plan.schedule = kernels::faBackwardFp8Schedule(plan.problem, threadCount());
+  } else {
+    plan.schedule = kernels::faBackwardSchedule(plan.problem, threadCount());
   }
-  plan.scratch = plan.workspace.book("scratch", kernels::faBackwardScratchBytes(plan.problem, plan.threads));
+  plan.scratch = plan.workspace.book("scratch", kernels::faScratchBytes(plan.schedule));
   return plan;
 }
 
 aclnnStatus FagPlan::run(void* memory) const {
-  const kernels::FaProblem runNow = runProblem(*this, memory);
   kernels::FaBackwardIo buffers = io;
   buffers.softmaxMax = static_cast<const float*>(softmaxMax.read(memory));
   buffers.softmaxSum = static_cast<const float*>(softmaxSum.read(memory));
+  buffers.dropBits = runDropBits(*this, memory);
   void* kernelScratch = scratch.booked() ? scratch.in(memory) : nullptr;
   if (fp8) {
-    kernels::faBackwardFp8(runNow, buffers, fp8Scales, kernelScratch, threads);
+    kernels::faBackwardFp8(problem, schedule, buffers, fp8Scales, kernelScratch);
     return ACLNN_SUCCESS;
   }
-  kernels::faBackward(runNow, buffers, kernelScratch, threads);
+  kernels::faBackward(problem, schedule, buffers, kernelScratch);
   return ACLNN_SUCCESS;
 }
 

@@ -16,11 +16,11 @@ bool flashAttentionNothingToCompute(const FaArgs& args);
 /** What both plans keep besides their tensors. */
 struct FaPlanCommon {
   WorkspaceBooking workspace;
-  kernels::FaProblem problem;                     // dropout bits and statistics resolved per run
+  kernels::FaProblem problem;                     // the packed dropout bits come with each run's io
   StagedTensor softmaxMax, softmaxSum, dropMask;  // dense views: staged when the caller's is not
   bool packedDropout = false;
-  WorkspaceRegion scratch;  // the kernels' scratch
-  int threads = 1;
+  kernels::FaSchedule schedule;  // kernel table, workers, tasks: the run decides nothing
+  WorkspaceRegion scratch;       // the kernels' scratch
 };
 
 struct FaPlan : FaPlanCommon {

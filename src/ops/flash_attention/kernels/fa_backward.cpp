@@ -98,23 +98,10 @@ BackwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
   return slot;
 }
 
-/** The shared chunk layout (fa_backward_tasks.h) and the bytes of one worker's slot. */
-struct Layout : FaChunkLayout {
-  size_t slotBytes = 0;
-};
-
-Layout layoutOf(const FaProblem& p) {
-  Layout layout{faChunkLayout(p, kCols, dimsOf(p).dq)};
-  FaArena counter(nullptr);
-  carveSlot(p, counter);
-  layout.slotBytes = counter.used();
-  return layout;
-}
-
 template <class Fn>
-void runTasks(const FaProblem& p, const Layout& layout, char* slots, int threads, int64_t count, const Fn& fn) {
+void runTasks(const FaProblem& p, const FaSchedule& schedule, char* slots, int64_t count, const Fn& fn) {
   faRunTasks(
-      slots, layout.slotBytes, threads, count, [&p](FaArena& arena) { return carveSlot(p, arena); }, fn);
+      slots, schedule.slotBytes, schedule.threads, count, [&p](FaArena& arena) { return carveSlot(p, arena); }, fn);
 }
 
 using RowTask = FaRowTask;
@@ -148,9 +135,12 @@ void rowDots(const FaBackwardIo& io, const FaBatch& batch, const RowTask& task, 
 
 class Backward {
  public:
-  Backward(const FaProblem& p, const FaBackwardIo& io, const FaKernelTable& kernels, const Layout& layout,
+  Backward(const FaProblem& p, const FaBackwardIo& io, const FaKernelTable& kernels, const FaChunkLayout& layout,
            float* dBuffer, float* dqBuffer)
-      : p_(p), io_(io), kernels_(kernels), layout_(layout), dims_(dimsOf(p)), dBuffer_(dBuffer), dqBuffer_(dqBuffer) {}
+      : p_(p), io_(io), kernels_(kernels), layout_(layout), dims_(dimsOf(p)), dBuffer_(dBuffer), dqBuffer_(dqBuffer) {
+    dropout_ = p.dropout;
+    if (io.dropBits != nullptr) dropout_.bits = io.dropBits;
+  }
 
   /** Pass B on one task. */
   void chunk(const ChunkTask& task, const BackwardSlot& slot) const {
@@ -261,11 +251,11 @@ class Backward {
     const float kernelScale = faPrepareScores(p_, batch, task.b, n1, r0, rows, c0, cols, kind, slot.p, ld);
     kernels_.backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
 
-    const bool dropout = p_.dropout.kind != FaDropoutKind::None;
-    const float dropScale = p_.dropout.scale;
+    const bool dropout = dropout_.kind != FaDropoutKind::None;
+    const float dropScale = dropout_.scale;
     const void* pd = slot.p;
     if (dropout) {
-      faKeepTile(p_.dropout, batch, n1, r0, rows, c0, cols, slot.keep, ld, kernels_.philoxBytes);
+      faKeepTile(dropout_, batch, n1, r0, rows, c0, cols, slot.keep, ld, kernels_.philoxBytes);
       for (int64_t r = 0; r < rows; ++r) {
         const float* prob = slot.p + r * ld;
         const float* keep = slot.keep + r * ld;
@@ -327,7 +317,8 @@ class Backward {
   const FaProblem& p_;
   const FaBackwardIo& io_;
   const FaKernelTable& kernels_;
-  const Layout& layout_;
+  const FaChunkLayout& layout_;
+  FaDropout dropout_;  // the problem's, with this run's packed bits
   Dims dims_;
   float* dBuffer_;
   float* dqBuffer_;
@@ -335,41 +326,35 @@ class Backward {
 
 }  // namespace
 
-void faBackwardWith(const FaProblem& p, const FaBackwardIo& io, void* scratch, int threads,
-                    const FaKernelTable& kernels) {
-  if (p.n1 <= 0 || p.n2 <= 0) return;
-  const Layout layout = layoutOf(p);
+FaSchedule faBackwardSchedule(const FaProblem& p, int threads) {
+  FaSchedule schedule = faBackwardScheduleOf(p, kRows, kCols, dimsOf(p).dq, threads);
+  if (schedule.rows.empty() && schedule.chunks.empty()) return schedule;
+  FaArena counter(nullptr);
+  carveSlot(p, counter);
+  schedule.slotBytes = counter.used();
+  return schedule;
+}
+
+void faBackward(const FaProblem& p, const FaSchedule& schedule, const FaBackwardIo& io, void* scratch) {
+  if (schedule.slotBytes == 0) return;
+  const FaChunkLayout& layout = schedule.layout;
   FaArena arena(scratch);
   float* dBuffer = arena.take<float>(layout.dFloats);
   float* dqBuffer = arena.take<float>(layout.dqFloats);
   char* slots = static_cast<char*>(scratch) + arena.used();
-  const Backward backward(p, io, kernels, layout, dBuffer, dqBuffer);
+  const Backward backward(p, io, *schedule.kernels, layout, dBuffer, dqBuffer);
 
-  const std::vector<RowTask> rows = faRowTasks(p, kRows);
-  const auto rowCount = static_cast<int64_t>(rows.size());
-  runTasks(p, layout, slots, threads, rowCount, [&](int64_t t, const BackwardSlot& slot) {
-    const RowTask& task = rows[static_cast<size_t>(t)];
+  const auto rowCount = static_cast<int64_t>(schedule.rows.size());
+  runTasks(p, schedule, slots, rowCount, [&](int64_t t, const BackwardSlot& slot) {
+    const FaRowTask& task = schedule.rows[static_cast<size_t>(t)];
     const FaBatch& batch = p.batches[static_cast<size_t>(task.b)];
     float* d = dBuffer + layout.dOffset[static_cast<size_t>(task.b)] + task.n1 * batch.s1;
     rowDots(io, batch, task, p.dv, d, slot);
   });
-
-  const std::vector<ChunkTask> chunks = faChunkTasks(p, layout, kCols);
-  runTasks(p, layout, slots, threads, static_cast<int64_t>(chunks.size()),
-           [&](int64_t t, const BackwardSlot& slot) { backward.chunk(chunks[static_cast<size_t>(t)], slot); });
-
-  runTasks(p, layout, slots, threads, rowCount,
-           [&](int64_t t, const BackwardSlot&) { backward.finishQueries(rows[static_cast<size_t>(t)]); });
-}
-
-void faBackward(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads) {
-  faBackwardWith(problem, io, scratch, threads, faKernels());
-}
-
-size_t faBackwardScratchBytes(const FaProblem& problem, int threads) {
-  if (problem.n1 <= 0 || problem.n2 <= 0) return 0;
-  const Layout layout = layoutOf(problem);
-  return faBackwardScratchBytesOf(layout, layout.slotBytes, threads);
+  runTasks(p, schedule, slots, static_cast<int64_t>(schedule.chunks.size()),
+           [&](int64_t t, const BackwardSlot& slot) { backward.chunk(schedule.chunks[static_cast<size_t>(t)], slot); });
+  runTasks(p, schedule, slots, rowCount,
+           [&](int64_t t, const BackwardSlot&) { backward.finishQueries(schedule.rows[static_cast<size_t>(t)]); });
 }
 
 }  // namespace gradkit::kernels

@@ -1,5 +1,7 @@
 #include "ops/flash_attention/kernels/fa_backward_tasks.h"
 
+#include "ops/flash_attention/kernels/fa_softmax.h"
+
 namespace gradkit::kernels {
 namespace {
 
@@ -62,11 +64,24 @@ std::vector<FaChunkTask> faChunkTasks(const FaProblem& p, const FaChunkLayout& l
   return tasks;
 }
 
-size_t faBackwardScratchBytesOf(const FaChunkLayout& layout, size_t slotBytes, int threads) {
+FaSchedule faBackwardScheduleOf(const FaProblem& p, int64_t queryBlock, int64_t keyBlock, int64_t dqWidth,
+                                int threads) {
+  FaSchedule schedule;
+  schedule.kernels = &faKernels();
+  schedule.threads = std::max(1, threads);
+  if (p.n1 <= 0 || p.n2 <= 0) return schedule;
+  schedule.layout = faChunkLayout(p, keyBlock, dqWidth);
+  schedule.rows = faRowTasks(p, queryBlock);
+  schedule.chunks = faChunkTasks(p, schedule.layout, keyBlock);
+  return schedule;
+}
+
+size_t faScratchBytes(const FaSchedule& schedule) {
+  if (schedule.slotBytes == 0) return 0;
   FaArena counter(nullptr);
-  counter.take<float>(layout.dFloats);
-  counter.take<float>(layout.dqFloats);
-  return counter.used() + slotBytes * static_cast<size_t>(std::max(1, threads));
+  counter.take<float>(schedule.layout.dFloats);
+  counter.take<float>(schedule.layout.dqFloats);
+  return counter.used() + schedule.slotBytes * static_cast<size_t>(schedule.threads);
 }
 
 }  // namespace gradkit::kernels

@@ -18,14 +18,6 @@ namespace gradkit::kernels {
 
 inline int64_t faCeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-/** Where pass B's dQ accumulators and pass A's D live, per batch. */
-struct FaChunkLayout {
-  std::vector<int64_t> chunks;    // per batch: key chunks (0 when s2 == 0)
-  std::vector<int64_t> dqOffset;  // per batch: floats into the dQ accumulators, [chunk][n1][s1][dqWidth]
-  std::vector<int64_t> dOffset;   // per batch: floats into D, [n1][s1]
-  int64_t dqFloats = 0, dFloats = 0;
-};
-
 /** The chunks of key blocks of `keyBlock` keys, with dQ rows of dqWidth floats. */
 FaChunkLayout faChunkLayout(const FaProblem& p, int64_t keyBlock, int64_t dqWidth);
 
@@ -35,23 +27,14 @@ inline void faChunkBlocks(int64_t keyBlocks, int64_t chunks, int64_t chunk, int6
   *end = (chunk + 1) * keyBlocks / chunks;
 }
 
-struct FaRowTask {
-  int64_t b, n1, r0;
-};
-
-struct FaChunkTask {
-  int64_t b, n2, chunk;
-  int64_t cost;  // query rows x key blocks the band leaves it (for the order only)
-};
-
 /** Pass A / C tasks: every (batch, query head, query block of queryBlock rows). */
 std::vector<FaRowTask> faRowTasks(const FaProblem& p, int64_t queryBlock);
 
 /** Pass B tasks, costliest first so that no worker starts a long task at the end. */
 std::vector<FaChunkTask> faChunkTasks(const FaProblem& p, const FaChunkLayout& layout, int64_t keyBlock);
 
-/** Scratch of a backward: D and the dQ accumulators, then one slot of slotBytes per worker. */
-size_t faBackwardScratchBytesOf(const FaChunkLayout& layout, size_t slotBytes, int threads);
+/** The backward schedule of either kernel: chunk layout, tasks, table and workers (slotBytes left to the kernel). */
+FaSchedule faBackwardScheduleOf(const FaProblem& p, int64_t queryBlock, int64_t keyBlock, int64_t dqWidth, int threads);
 
 /**
  * Runs fn(task, slot) for tasks [0, count) on up to `threads` workers; worker w carves its slot with

@@ -69,10 +69,7 @@ size_t slotBytes(const FaProblem& p) {
   return counter.used();
 }
 
-struct Task {
-  int64_t b, n1, r0;
-  int64_t cost;  // score elements the band leaves it (for the order only)
-};
+using Task = FaForwardTask;
 
 /** A tile (or strip) of a task: rows [r0, r0 + rows) x columns [c0, c0 + cols), batch-relative. */
 struct Tile {
@@ -81,9 +78,9 @@ struct Tile {
 };
 
 /** The online softmax step of one tile; its rows are rows `offset`.. of the task's state. */
-void runTile(const FaProblem& p, const FaKernelTable& kernels, const Task& task, const FaBatch& batch, const Tile& t,
-             const void* q, int64_t ldq, const void* k, int64_t ldk, const void* v, int64_t ldv,
-             const ForwardSlot& slot, int64_t offset) {
+void runTile(const FaProblem& p, const FaDropout& dropout, const FaKernelTable& kernels, const Task& task,
+             const FaBatch& batch, const Tile& t, const void* q, int64_t ldq, const void* k, int64_t ldk, const void* v,
+             int64_t ldv, const ForwardSlot& slot, int64_t offset) {
   const int64_t dv = p.dv;
   GemmShape score = scoreGemm(p);
   score.m = t.rows;
@@ -102,9 +99,9 @@ void runTile(const FaProblem& p, const FaKernelTable& kernels, const Task& task,
     float* acc = slot.acc + (offset + r) * dv;
     for (int64_t c = 0; c < dv; ++c) acc[c] = acc[c] * alpha;
   }
-  if (p.dropout.kind != FaDropoutKind::None) {
-    faKeepTile(p.dropout, batch, task.n1, t.r0, t.rows, t.c0, t.cols, slot.keep, kCols, kernels.philoxBytes);
-    const float dropScale = p.dropout.scale;
+  if (dropout.kind != FaDropoutKind::None) {
+    faKeepTile(dropout, batch, task.n1, t.r0, t.rows, t.c0, t.cols, slot.keep, kCols, kernels.philoxBytes);
+    const float dropScale = dropout.scale;
     for (int64_t r = 0; r < t.rows; ++r) {
       float* row = slot.s + r * kCols;
       const float* keep = slot.keep + r * kCols;
@@ -123,8 +120,8 @@ void runTile(const FaProblem& p, const FaKernelTable& kernels, const Task& task,
   kernels.gemm(value, probabilities, v, slot.acc + offset * dv, slot.gemm);
 }
 
-void runTask(const FaProblem& p, const FaForwardIo& io, const FaKernelTable& kernels, const Task& task,
-             const ForwardSlot& slot) {
+void runTask(const FaProblem& p, const FaDropout& dropout, const FaForwardIo& io, const FaKernelTable& kernels,
+             const Task& task, const ForwardSlot& slot) {
   const FaBatch& batch = p.batches[static_cast<size_t>(task.b)];
   const int64_t dv = p.dv, group = p.n1 / p.n2;
   const int64_t kvHead = task.n1 / group;
@@ -148,7 +145,7 @@ void runTask(const FaProblem& p, const FaForwardIo& io, const FaKernelTable& ker
     faForEachPart(p, batch, task.b, task.n1, task.r0, rows, c0, cols, kind,
                   [&](int64_t offset, int64_t height, int64_t lo, int64_t width, FaTileKind part) {
                     const Tile tile{task.r0 + offset, height, lo, width, part};
-                    runTile(p, kernels, task, batch, tile, faAdvance(q, offset * ldq, type), ldq,
+                    runTile(p, dropout, kernels, task, batch, tile, faAdvance(q, offset * ldq, type), ldq,
                             faAdvance(k, (lo - c0) * ldk, type), ldk, faAdvance(v, (lo - c0) * ldv, type), ldv, slot,
                             offset);
                   });
@@ -173,10 +170,11 @@ void runTask(const FaProblem& p, const FaForwardIo& io, const FaKernelTable& ker
 
 }  // namespace
 
-void faForwardWith(const FaProblem& p, const FaForwardIo& io, void* scratch, int threads,
-                   const FaKernelTable& kernels) {
-  if (p.n1 <= 0 || p.n2 <= 0) return;
-  std::vector<Task> tasks;
+FaSchedule faForwardSchedule(const FaProblem& p, int threads) {
+  FaSchedule schedule;
+  schedule.kernels = &faKernels();
+  schedule.threads = std::max(1, threads);
+  if (p.n1 <= 0 || p.n2 <= 0) return schedule;
   for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
     const FaBatch& batch = p.batches[static_cast<size_t>(b)];
     for (int64_t n1 = 0; n1 < p.n1; ++n1) {
@@ -184,34 +182,34 @@ void faForwardWith(const FaProblem& p, const FaForwardIo& io, void* scratch, int
         const int64_t rows = std::min(kRows, batch.s1 - r0);
         int64_t lo = 0, hi = 0;
         faBandCols(p, batch, r0, r0 + rows, 0, batch.s2, &lo, &hi);
-        tasks.push_back({b, n1, r0, rows * (hi - lo)});
+        schedule.forward.push_back({b, n1, r0, rows * (hi - lo)});
       }
     }
   }
   // Costliest first (a causal band's last query blocks), so that no worker starts a long task at the end. The order
   // changes who runs a task, never what it computes.
-  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& x, const Task& y) { return x.cost > y.cost; });
-  const int workers = std::max(1, threads);
-  const size_t bytes = slotBytes(p);
+  std::stable_sort(schedule.forward.begin(), schedule.forward.end(),
+                   [](const Task& x, const Task& y) { return x.cost > y.cost; });
+  schedule.slotBytes = slotBytes(p);
+  return schedule;
+}
+
+void faForward(const FaProblem& p, const FaSchedule& schedule, const FaForwardIo& io, void* scratch) {
+  if (schedule.forward.empty()) return;
+  FaDropout dropout = p.dropout;
+  if (io.dropBits != nullptr) dropout.bits = io.dropBits;
+  const FaKernelTable& kernels = *schedule.kernels;
   std::atomic<int64_t> next{0};
-  const auto total = static_cast<int64_t>(tasks.size());
-  parallelFor(workers, 1, [&](int64_t begin, int64_t end) {
+  const auto total = static_cast<int64_t>(schedule.forward.size());
+  parallelFor(schedule.threads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t w = begin; w < end; ++w) {
-      FaArena arena(static_cast<char*>(scratch) + static_cast<size_t>(w) * bytes);
+      FaArena arena(static_cast<char*>(scratch) + static_cast<size_t>(w) * schedule.slotBytes);
       const ForwardSlot slot = carveSlot(p, arena);
       for (int64_t t = next.fetch_add(1); t < total; t = next.fetch_add(1)) {
-        runTask(p, io, kernels, tasks[static_cast<size_t>(t)], slot);
+        runTask(p, dropout, io, kernels, schedule.forward[static_cast<size_t>(t)], slot);
       }
     }
   });
-}
-
-void faForward(const FaProblem& problem, const FaForwardIo& io, void* scratch, int threads) {
-  faForwardWith(problem, io, scratch, threads, faKernels());
-}
-
-size_t faForwardScratchBytes(const FaProblem& problem, int threads) {
-  return slotBytes(problem) * static_cast<size_t>(std::max(1, threads));
 }
 
 }  // namespace gradkit::kernels

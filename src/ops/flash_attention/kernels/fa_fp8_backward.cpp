@@ -98,23 +98,10 @@ Slot carveSlot(const FaProblem& p, FaArena& arena) {
   return slot;
 }
 
-/** The shared chunk layout (fa_backward_tasks.h) and the bytes of one worker's slot. */
-struct Layout : FaChunkLayout {
-  size_t slotBytes = 0;
-};
-
-Layout layoutOf(const FaProblem& p) {
-  Layout layout{faChunkLayout(p, kBlock, p.d)};
-  FaArena counter(nullptr);
-  carveSlot(p, counter);
-  layout.slotBytes = counter.used();
-  return layout;
-}
-
 template <class Fn>
-void runTasks(const FaProblem& p, const Layout& layout, char* slots, int threads, int64_t count, const Fn& fn) {
+void runTasks(const FaProblem& p, const FaSchedule& schedule, char* slots, int64_t count, const Fn& fn) {
   faRunTasks(
-      slots, layout.slotBytes, threads, count, [&p](FaArena& arena) { return carveSlot(p, arena); }, fn);
+      slots, schedule.slotBytes, schedule.threads, count, [&p](FaArena& arena) { return carveSlot(p, arena); }, fn);
 }
 
 /** Rows [row0, row0 + rows) of (b, head) of an fp8 view, columns [0, cols), decoded into dst (leading dim cols). */
@@ -142,9 +129,17 @@ using ChunkTask = FaChunkTask;
 
 class Fp8Backward {
  public:
-  Fp8Backward(const FaProblem& p, const FaBackwardIo& io, const FaFp8Scales& scales, const Layout& layout,
+  Fp8Backward(const FaProblem& p, const FaBackwardIo& io, const FaFp8Scales& scales, const FaSchedule& schedule,
               float* dBuffer, float* dqBuffer)
-      : p_(p), io_(io), scales_(scales), layout_(layout), dBuffer_(dBuffer), dqBuffer_(dqBuffer) {
+      : p_(p),
+        io_(io),
+        scales_(scales),
+        kernels_(*schedule.kernels),
+        layout_(schedule.layout),
+        dBuffer_(dBuffer),
+        dqBuffer_(dqBuffer) {
+    dropout_ = p.dropout;
+    if (io.dropBits != nullptr) dropout_.bits = io.dropBits;
     fp8FormatOf(io.q.dtype, &format_);
     table_ = fp8DecodeTable(format_);
   }
@@ -243,12 +238,12 @@ class Fp8Backward {
     // P from the de-quantised scores.
     runProduct(scoreShape(d), rows, cols, d, sq * sk, slot.q, slot.k, slot.p, slot.gemm);
     const float kernelScale = faPrepareScores(p_, batch, task.b, n1, r0, rows, c0, cols, kind, slot.p, ld);
-    faKernels().backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
+    kernels_.backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
 
     // P_d8, then dV.
-    const bool dropout = p_.dropout.kind != FaDropoutKind::None;
-    const float dropScale = p_.dropout.scale;
-    if (dropout) faKeepTile(p_.dropout, batch, n1, r0, rows, c0, cols, slot.keep, ld, faKernels().philoxBytes);
+    const bool dropout = dropout_.kind != FaDropoutKind::None;
+    const float dropScale = dropout_.scale;
+    if (dropout) faKeepTile(dropout_, batch, n1, r0, rows, c0, cols, slot.keep, ld, kernels_.philoxBytes);
     for (int64_t r = 0; r < rows; ++r) {
       const float* prob = slot.p + r * ld;
       float* out = slot.pd + r * ld;
@@ -297,7 +292,9 @@ class Fp8Backward {
   const FaProblem& p_;
   const FaBackwardIo& io_;
   const FaFp8Scales& scales_;
-  const Layout& layout_;
+  const FaKernelTable& kernels_;
+  const FaChunkLayout& layout_;
+  FaDropout dropout_;  // the problem's, with this run's packed bits
   float* dBuffer_;
   float* dqBuffer_;
   Fp8Format format_ = Fp8Format::E5M2;
@@ -306,29 +303,31 @@ class Fp8Backward {
 
 }  // namespace
 
-void faBackwardFp8(const FaProblem& p, const FaBackwardIo& io, const FaFp8Scales& scales, void* scratch, int threads) {
-  if (p.n1 <= 0 || p.n2 <= 0) return;
-  const Layout layout = layoutOf(p);
-  FaArena arena(scratch);
-  float* dBuffer = arena.take<float>(layout.dFloats);
-  float* dqBuffer = arena.take<float>(layout.dqFloats);
-  char* slots = static_cast<char*>(scratch) + arena.used();
-  const Fp8Backward backward(p, io, scales, layout, dBuffer, dqBuffer);
-  const std::vector<RowTask> rows = faRowTasks(p, kBlock);
-  const auto rowCount = static_cast<int64_t>(rows.size());
-  runTasks(p, layout, slots, threads, rowCount,
-           [&](int64_t t, const Slot& slot) { backward.rowDots(rows[static_cast<size_t>(t)], slot); });
-  const std::vector<ChunkTask> chunks = faChunkTasks(p, layout, kBlock);
-  runTasks(p, layout, slots, threads, static_cast<int64_t>(chunks.size()),
-           [&](int64_t t, const Slot& slot) { backward.chunk(chunks[static_cast<size_t>(t)], slot); });
-  runTasks(p, layout, slots, threads, rowCount,
-           [&](int64_t t, const Slot&) { backward.finishQueries(rows[static_cast<size_t>(t)]); });
+FaSchedule faBackwardFp8Schedule(const FaProblem& p, int threads) {
+  FaSchedule schedule = faBackwardScheduleOf(p, kBlock, kBlock, p.d, threads);
+  if (schedule.rows.empty() && schedule.chunks.empty()) return schedule;
+  FaArena counter(nullptr);
+  carveSlot(p, counter);
+  schedule.slotBytes = counter.used();
+  return schedule;
 }
 
-size_t faBackwardFp8ScratchBytes(const FaProblem& p, int threads) {
-  if (p.n1 <= 0 || p.n2 <= 0) return 0;
-  const Layout layout = layoutOf(p);
-  return faBackwardScratchBytesOf(layout, layout.slotBytes, threads);
+void faBackwardFp8(const FaProblem& p, const FaSchedule& schedule, const FaBackwardIo& io, const FaFp8Scales& scales,
+                   void* scratch) {
+  if (schedule.slotBytes == 0) return;
+  FaArena arena(scratch);
+  float* dBuffer = arena.take<float>(schedule.layout.dFloats);
+  float* dqBuffer = arena.take<float>(schedule.layout.dqFloats);
+  char* slots = static_cast<char*>(scratch) + arena.used();
+  const Fp8Backward backward(p, io, scales, schedule, dBuffer, dqBuffer);
+  const std::vector<RowTask>& rows = schedule.rows;
+  const auto rowCount = static_cast<int64_t>(rows.size());
+  runTasks(p, schedule, slots, rowCount,
+           [&](int64_t t, const Slot& slot) { backward.rowDots(rows[static_cast<size_t>(t)], slot); });
+  runTasks(p, schedule, slots, static_cast<int64_t>(schedule.chunks.size()),
+           [&](int64_t t, const Slot& slot) { backward.chunk(schedule.chunks[static_cast<size_t>(t)], slot); });
+  runTasks(p, schedule, slots, rowCount,
+           [&](int64_t t, const Slot&) { backward.finishQueries(rows[static_cast<size_t>(t)]); });
 }
 
 }  // namespace gradkit::kernels

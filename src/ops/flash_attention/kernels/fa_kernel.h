@@ -108,6 +108,7 @@ struct FaForwardIo {
   FaView out;                    // attention out [.., dv]
   float* softmaxMax = nullptr;
   float* softmaxSum = nullptr;
+  const uint8_t* dropBits = nullptr;  // this run's packed dropout mask (Packed; null: problem.dropout.bits)
 };
 
 /** The backward's tensors. */
@@ -116,19 +117,65 @@ struct FaBackwardIo {
   const float* softmaxMax = nullptr;
   const float* softmaxSum = nullptr;
   FaView dq, dk, dv, dqRope, dkRope;  // outputs (dtype may differ from q's)
+  const uint8_t* dropBits = nullptr;  // as FaForwardIo::dropBits
+};
+
+struct FaKernelTable;  // fa_softmax.h
+
+/** A forward task: the query rows [r0, r0 + block) of (batch b, query head n1); cost orders the tasks only. */
+struct FaForwardTask {
+  int64_t b, n1, r0;
+  int64_t cost;
+};
+
+/** A backward pass A / C task: the query rows [r0, r0 + block) of (batch b, query head n1). */
+struct FaRowTask {
+  int64_t b, n1, r0;
+};
+
+/** A backward pass B task: the key chunk `chunk` of (batch b, kv head n2); cost orders the tasks only. */
+struct FaChunkTask {
+  int64_t b, n2, chunk;
+  int64_t cost;
+};
+
+/** Where the backward's dQ accumulators and D live, per batch. */
+struct FaChunkLayout {
+  std::vector<int64_t> chunks;    // per batch: key chunks (0 when s2 == 0)
+  std::vector<int64_t> dqOffset;  // per batch: floats into the dQ accumulators, [chunk][n1][s1][dqWidth]
+  std::vector<int64_t> dOffset;   // per batch: floats into D, [n1][s1]
+  int64_t dqFloats = 0, dFloats = 0;
 };
 
 /**
- * The forward of `problem`: attention out, softmax max and sum (each replicated over its 8 lanes). Uses at most
- * faForwardScratchBytes(problem, threads) bytes of `scratch` (64-byte aligned) and the pool's threads; the bits do
- * not depend on the thread count or the kernel table (SIMD or scalar).
+ * The work of one call, made in the plan from the problem alone: the kernel table (SIMD, or scalar under
+ * GRADKIT_FORCE_SCALAR), the workers, each worker's scratch, the tasks in the order workers take them and, for the
+ * backward, its chunk layout. The run reads it and allocates nothing.
  */
-void faForward(const FaProblem& problem, const FaForwardIo& io, void* scratch, int threads);
-size_t faForwardScratchBytes(const FaProblem& problem, int threads);
+struct FaSchedule {
+  const FaKernelTable* kernels = nullptr;
+  int threads = 1;
+  size_t slotBytes = 0;                // one worker's scratch
+  std::vector<FaForwardTask> forward;  // forward only
+  FaChunkLayout layout;                // backward only
+  std::vector<FaRowTask> rows;         // backward passes A and C
+  std::vector<FaChunkTask> chunks;     // backward pass B
+};
+
+/**
+ * The forward of `problem`: attention out, softmax max and sum (each replicated over its 8 lanes), on
+ * schedule.threads workers with faScratchBytes(schedule) bytes of `scratch` (64-byte aligned); the bits do not
+ * depend on the thread count or the kernel table (SIMD or scalar).
+ */
+FaSchedule faForwardSchedule(const FaProblem& problem, int threads);
+void faForward(const FaProblem& problem, const FaSchedule& schedule, const FaForwardIo& io, void* scratch);
 
 /** The backward of `problem`: dq, dk, dv (and the rope parts). Same contract as faForward. */
-void faBackward(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads);
-size_t faBackwardScratchBytes(const FaProblem& problem, int threads);
+FaSchedule faBackwardSchedule(const FaProblem& problem, int threads);
+void faBackward(const FaProblem& problem, const FaSchedule& schedule, const FaBackwardIo& io, void* scratch);
+
+/** The scratch bytes a schedule's run uses (0 when there is nothing to compute). */
+size_t faScratchBytes(const FaSchedule& schedule);
 
 /** Rows of an FP8 de-quant scale block, and the rows x columns of a dS quantisation block (spec fag.md 5.9). */
 inline constexpr int64_t kFaFp8BlockRows = 128;
@@ -147,8 +194,8 @@ struct FaFp8Scales {
  * codes, attentionIn and the outputs FLOAT16 / BFLOAT16; P_d and dS are cast to the inputs' fp8 format (dS with its
  * 128 x 128 block scales). No rope. Same contract as faBackward otherwise (bits independent of the thread count).
  */
-void faBackwardFp8(const FaProblem& problem, const FaBackwardIo& io, const FaFp8Scales& scales, void* scratch,
-                   int threads);
-size_t faBackwardFp8ScratchBytes(const FaProblem& problem, int threads);
+FaSchedule faBackwardFp8Schedule(const FaProblem& problem, int threads);
+void faBackwardFp8(const FaProblem& problem, const FaSchedule& schedule, const FaBackwardIo& io,
+                   const FaFp8Scales& scales, void* scratch);
 
 }  // namespace gradkit::kernels

@@ -1,4 +1,4 @@
-// The flash attention entry points with an explicit kernel table (tests compare the tables), and the tile products.
+// The tile products of the flash attention kernels (a schedule's kernel table picks faRunGemm or faRunGemmScalar).
 #pragma once
 
 #include <cstddef>
@@ -8,14 +8,6 @@
 #include "ops/flash_attention/kernels/fa_softmax.h"
 
 namespace gradkit::kernels {
-
-/** faForward with the given table (faForward passes faKernels()). */
-void faForwardWith(const FaProblem& problem, const FaForwardIo& io, void* scratch, int threads,
-                   const FaKernelTable& kernels);
-
-/** faBackward with the given table. */
-void faBackwardWith(const FaProblem& problem, const FaBackwardIo& io, void* scratch, int threads,
-                    const FaKernelTable& kernels);
 
 /** Runs `g` through TileGemm (scratch: faGemmScratchBytes of the same or a larger shape); kFaSimdKernels.gemm. */
 void faRunGemm(const GemmShape& g, const void* a, const void* b, float* c, void* scratch);
