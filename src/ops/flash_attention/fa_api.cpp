@@ -25,7 +25,7 @@ constexpr const char kVarLenV5[] = "aclnnFlashAttentionVarLenScoreV5";
 
 // A forward call plus the arguments FaArgs has no field for (the sink, the FP8 scales and outDtype): gradkit does
 // not support them yet, so they are checked here and never reach the plan.
-struct FaCall {
+struct FaForwardCall {
   FaArgs args;
   const aclTensor* sink = nullptr;
   const aclTensor* dScaleQ = nullptr;
@@ -36,7 +36,7 @@ struct FaCall {
 
 bool hasElements(const aclTensor* t) { return t != nullptr && !t->isEmpty(); }
 
-aclnnStatus checkCall(const FaCall& call, const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
+aclnnStatus checkCall(const FaForwardCall& call, const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
   GRADKIT_RETURN_IF_ERROR(checkFlashAttention(call.args, workspaceSize, executor));
   const char* api = call.args.api;
   if (hasElements(call.sink)) return rejectFaNotSupported(api, "sinkOptional", *call.sink, "the attention sink");
@@ -51,11 +51,11 @@ aclnnStatus checkCall(const FaCall& call, const uint64_t* workspaceSize, aclOpEx
   return ACLNN_SUCCESS;
 }
 
-bool nothingToCompute(const FaCall& call) { return flashAttentionNothingToCompute(call.args); }
+bool nothingToCompute(const FaForwardCall& call) { return flashAttentionNothingToCompute(call.args); }
 
-FaPlan plan(const FaCall& call) { return planFlashAttention(call.args); }
+FaPlan plan(const FaForwardCall& call) { return planFlashAttention(call.args); }
 
-using FaDefinition = OpDefinition<FaCall, FaPlan>;
+using FaDefinition = OpDefinition<FaForwardCall, FaPlan>;
 const FaDefinition kScoreDef{kScore, checkCall, nothingToCompute, plan};
 const FaDefinition kScoreV2Def{kScoreV2, checkCall, nothingToCompute, plan};
 const FaDefinition kScoreV3Def{kScoreV3, checkCall, nothingToCompute, plan};
@@ -70,13 +70,13 @@ const FaDefinition kVarLenV5Def{kVarLenV5, checkCall, nothingToCompute, plan};
 const aclTensor* absentIfScalar(const aclTensor* t) { return t != nullptr && t->dim() == 0 ? nullptr : t; }
 
 // The arguments every version has, in upstream's order; the version adds the rest.
-FaCall common(const char* api, FaEntry entry, const aclTensor* query, const aclTensor* key, const aclTensor* value,
-              const aclTensor* realShift, const aclTensor* dropMask, const aclTensor* paddingMask,
-              const aclTensor* attenMask, const aclIntArray* prefix, double scaleValue, double keepProb,
-              int64_t preTokens, int64_t nextTokens, int64_t headNum, const char* inputLayout, int64_t innerPrecise,
-              int64_t sparseMode, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut,
-              const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut) {
-  FaCall call;
+FaForwardCall common(const char* api, FaEntry entry, const aclTensor* query, const aclTensor* key,
+                     const aclTensor* value, const aclTensor* realShift, const aclTensor* dropMask,
+                     const aclTensor* paddingMask, const aclTensor* attenMask, const aclIntArray* prefix,
+                     double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum,
+                     const char* inputLayout, int64_t innerPrecise, int64_t sparseMode, const aclTensor* softmaxMaxOut,
+                     const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut) {
+  FaForwardCall call;
   FaArgs& a = call.args;
   a.api = api;
   a.entry = entry;
@@ -97,8 +97,8 @@ FaCall common(const char* api, FaEntry entry, const aclTensor* query, const aclT
 
 using gradkit::ops::absentIfScalar;
 using gradkit::ops::common;
-using gradkit::ops::FaCall;
 using gradkit::ops::FaEntry;
+using gradkit::ops::FaForwardCall;
 
 extern "C" aclnnStatus aclnnFlashAttentionScoreGetWorkspaceSize(
     const aclTensor* query, const aclTensor* key, const aclTensor* value, const aclTensor* realShiftOptional,
@@ -107,10 +107,10 @@ extern "C" aclnnStatus aclnnFlashAttentionScoreGetWorkspaceSize(
     int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode, const aclTensor* softmaxMaxOut,
     const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut,
     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  const FaCall call = common(gradkit::ops::kScore, FaEntry::Padded, query, key, value, realShiftOptional,
-                             dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
-                             keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
-                             softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
+  const FaForwardCall call = common(gradkit::ops::kScore, FaEntry::Padded, query, key, value, realShiftOptional,
+                                    dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional,
+                                    scaleValue, keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise,
+                                    sparseMode, softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   return gradkit::getWorkspaceSize(gradkit::ops::kScoreDef, call, workspaceSize, executor);
 }
 
@@ -127,10 +127,10 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
     int64_t nextTokens, int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode,
     const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut,
     const aclTensor* attentionOutOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kVarLen, FaEntry::VarLen, query, key, value, realShiftOptional, dropMaskOptional,
-                       paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb, preTokens,
-                       nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut, softmaxSumOut,
-                       softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kVarLen, FaEntry::VarLen, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   call.args.actualSeqQLen = actualSeqQLenOptional, call.args.actualSeqKvLen = actualSeqKvLenOptional;
   return gradkit::getWorkspaceSize(gradkit::ops::kVarLenDef, call, workspaceSize, executor);
 }
@@ -148,10 +148,10 @@ extern "C" aclnnStatus aclnnFlashAttentionScoreV2GetWorkspaceSize(
     int64_t innerPrecise, int64_t sparseMode, int64_t pseType, const aclTensor* softmaxMaxOut,
     const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut,
     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kScoreV2, FaEntry::Padded, query, key, value, realShiftOptional, dropMaskOptional,
-                       paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb, preTokens,
-                       nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut, softmaxSumOut,
-                       softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kScoreV2, FaEntry::Padded, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   call.args.qStartIdx = qStartIdxOptional, call.args.kvStartIdx = kvStartIdxOptional, call.args.pseType = pseType;
   return gradkit::getWorkspaceSize(gradkit::ops::kScoreV2Def, call, workspaceSize, executor);
 }
@@ -169,10 +169,10 @@ extern "C" aclnnStatus aclnnFlashAttentionScoreV3GetWorkspaceSize(
     int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode, int64_t pseType,
     const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut,
     const aclTensor* attentionOutOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kScoreV3, FaEntry::Padded, query, key, value, realShiftOptional, dropMaskOptional,
-                       paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb, preTokens,
-                       nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut, softmaxSumOut,
-                       softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kScoreV3, FaEntry::Padded, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   call.args.qStartIdx = qStartIdxOptional, call.args.kvStartIdx = kvStartIdxOptional, call.args.pseType = pseType;
   call.sink = absentIfScalar(sinkOptional);
   return gradkit::getWorkspaceSize(gradkit::ops::kScoreV3Def, call, workspaceSize, executor);
@@ -195,10 +195,10 @@ extern "C" aclnnStatus aclnnFlashAttentionScoreV4GetWorkspaceSize(
     char* softmaxOutLayout, int64_t seed, int64_t offset, const aclTensor* softmaxMaxOut,
     const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut,
     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kScoreV4, FaEntry::Merged950, query, key, value, realShiftOptional,
-                       dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb,
-                       preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut,
-                       softmaxSumOut, softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kScoreV4, FaEntry::Merged950, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   gradkit::ops::FaArgs& a = call.args;
   a.queryRope = absentIfScalar(queryRopeOptional), a.keyRope = absentIfScalar(keyRopeOptional);
   a.actualSeqQLen = actualSeqQLenOptional, a.actualSeqKvLen = actualSeqKvLenOptional;
@@ -225,10 +225,10 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreV2GetWorkspaceSize(
     int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode, int64_t pseType,
     const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut,
     const aclTensor* attentionOutOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kVarLenV2, FaEntry::VarLen, query, key, value, realShiftOptional, dropMaskOptional,
-                       paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb, preTokens,
-                       nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut, softmaxSumOut,
-                       softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kVarLenV2, FaEntry::VarLen, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   gradkit::ops::FaArgs& a = call.args;
   a.actualSeqQLen = actualSeqQLenOptional, a.actualSeqKvLen = actualSeqKvLenOptional;
   a.qStartIdx = qStartIdxOptional, a.kvStartIdx = kvStartIdxOptional, a.pseType = pseType;
@@ -249,10 +249,10 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreV3GetWorkspaceSize(
     int64_t preTokens, int64_t nextTokens, int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode,
     int64_t pseType, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut,
     const aclTensor* attentionOutOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kVarLenV3, FaEntry::VarLen, query, key, value, realShiftOptional, dropMaskOptional,
-                       paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb, preTokens,
-                       nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut, softmaxSumOut,
-                       softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kVarLenV3, FaEntry::VarLen, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   gradkit::ops::FaArgs& a = call.args;
   a.queryRope = absentIfScalar(queryRope), a.keyRope = absentIfScalar(keyRope);
   a.actualSeqQLen = actualSeqQLenOptional, a.actualSeqKvLen = actualSeqKvLenOptional;
@@ -274,10 +274,10 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreV4GetWorkspaceSize(
     char* softmaxOutLayout, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut,
     const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut, uint64_t* workspaceSize,
     aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kVarLenV4, FaEntry::VarLen, query, key, value, realShiftOptional, dropMaskOptional,
-                       paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb, preTokens,
-                       nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut, softmaxSumOut,
-                       softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kVarLenV4, FaEntry::VarLen, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   gradkit::ops::FaArgs& a = call.args;
   a.actualSeqQLen = actualSeqQLenOptional, a.actualSeqKvLen = actualSeqKvLenOptional;
   a.softmaxOutLayout = softmaxOutLayout;
@@ -300,10 +300,10 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreV5GetWorkspaceSize(
     char* softmaxOutLayout, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut,
     const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut, uint64_t* workspaceSize,
     aclOpExecutor** executor) {
-  FaCall call = common(gradkit::ops::kVarLenV5, FaEntry::VarLen, query, key, value, realShiftOptional, dropMaskOptional,
-                       paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue, keepProb, preTokens,
-                       nextTokens, headNum, inputLayout, innerPrecise, sparseMode, softmaxMaxOut, softmaxSumOut,
-                       softmaxOutOut, attentionOutOut);
+  FaForwardCall call = common(gradkit::ops::kVarLenV5, FaEntry::VarLen, query, key, value, realShiftOptional,
+                              dropMaskOptional, paddingMaskOptional, attenMaskOptional, prefixOptional, scaleValue,
+                              keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise, sparseMode,
+                              softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut);
   gradkit::ops::FaArgs& a = call.args;
   a.queryRope = absentIfScalar(queryRope), a.keyRope = absentIfScalar(keyRope);
   a.actualSeqQLen = actualSeqQLenOptional, a.actualSeqKvLen = actualSeqKvLenOptional;

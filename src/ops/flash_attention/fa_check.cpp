@@ -5,6 +5,7 @@
 // rules (no output overlaps an input or another output).
 #include "ops/flash_attention/fa_check.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -14,24 +15,6 @@
 
 namespace gradkit::ops {
 namespace {
-
-FaCommonView viewOf(const FaArgs& a) {
-  FaCommonView v;
-  v.api = a.api;
-  v.entry = a.entry;
-  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
-  v.pse = a.realShift, v.dropMask = a.dropMask, v.attenMask = a.attenMask;
-  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
-  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
-  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
-  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
-  v.philoxDropout = a.philoxDropout, v.offset = a.offset;
-  v.keyName = "key", v.pseName = "realShiftOptional";
-  const bool merged = a.entry == FaEntry::Merged950;
-  v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
-  v.keyRopeName = merged ? "keyRopeOptional" : "keyRope";
-  return v;
-}
 
 // B, N1 or S1 zero: nothing to compute (spec 2.15). Any other empty size with queries to answer is not supported.
 aclnnStatus checkEmpty(const FaArgs& a, const FaSizes& s) {
@@ -54,6 +37,26 @@ aclnnStatus checkOutputs(const FaArgs& a, const FaSizes& s) {
 
 }  // namespace
 
+FaCall faCallOf(const FaArgs& a) {
+  FaCall v;
+  v.api = a.api;
+  v.entry = a.entry;
+  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
+  v.pse = a.realShift, v.dropMask = a.dropMask, v.attenMask = a.attenMask;
+  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
+  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
+  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
+  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
+  v.philoxDropout = a.philoxDropout, v.seed = a.seed, v.offset = a.offset;
+  v.scaleValue = a.scaleValue;
+  v.statsSameAsInput = a.softmaxOutLayout != nullptr && std::strcmp(a.softmaxOutLayout, "same_as_input") == 0;
+  v.keyName = "key", v.pseName = "realShiftOptional";
+  const bool merged = a.entry == FaEntry::Merged950;
+  v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
+  v.keyRopeName = merged ? "keyRopeOptional" : "keyRope";
+  return v;
+}
+
 aclnnStatus checkFlashAttention(const FaArgs& args, const uint64_t* workspaceSize, aclOpExecutor* const* executor) {
   const char* api = args.api;
   GRADKIT_RETURN_IF_ERROR(checkFaProfile(api, args.entry));
@@ -66,7 +69,7 @@ aclnnStatus checkFlashAttention(const FaArgs& args, const uint64_t* workspaceSiz
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "inputLayout", args.inputLayout));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
-  const FaCommonView v = viewOf(args);
+  const FaCall v = faCallOf(args);
   GRADKIT_RETURN_IF_ERROR(checkFaInputDtypes(v));
   FaLayout layout = FaLayout::BNSD;
   GRADKIT_RETURN_IF_ERROR(parseFaLayout(v, &layout));

@@ -54,7 +54,7 @@ struct Band {
   int64_t pre = 0, next = 0;
 };
 
-Band effectiveBand(const FaCommonView& v, const BatchRows& r) {
+Band effectiveBand(const FaCall& v, const BatchRows& r) {
   if (v.attenMask == nullptr) return {};
   switch (v.sparseMode) {
     case 0:
@@ -72,7 +72,7 @@ Band effectiveBand(const FaCommonView& v, const BatchRows& r) {
 
 int64_t firstElementOr0(const aclIntArray* a) { return a != nullptr && !a->values.empty() ? a->values[0] : 0; }
 
-aclnnStatus checkMaskShape(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkMaskShape(const FaCall& v, const FaSizes& s) {
   const aclTensor& m = *v.attenMask;
   const int64_t mode = v.sparseMode;
   if (mode == 2 || mode == 3 || mode == 4 || mode == 7 || mode == 8) {
@@ -104,7 +104,7 @@ aclnnStatus checkMaskShape(const FaCommonView& v, const FaSizes& s) {
 }
 
 // Prefix widths (spec 2.7): required for mode 6, B entries; each in [0, S2] when S1 > S2, else [S2 - S1, S2].
-aclnnStatus checkPrefix(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkPrefix(const FaCall& v, const FaSizes& s) {
   if (v.attenMask == nullptr || (v.sparseMode != 5 && v.sparseMode != 6)) return ACLNN_SUCCESS;
   if (v.prefix == nullptr) {
     if (v.sparseMode == 5) return ACLNN_SUCCESS;
@@ -131,7 +131,7 @@ aclnnStatus checkPrefix(const FaCommonView& v, const FaSizes& s) {
 }
 
 // A band that leaves some key visible (spec 2.8, the grad tiling's rules in top-left coordinates).
-aclnnStatus checkBand(const FaCommonView& v, const FaSizes& s, size_t b, const BatchRows& r) {
+aclnnStatus checkBand(const FaCall& v, const FaSizes& s, size_t b, const BatchRows& r) {
   const Band band = effectiveBand(v, r);
   const std::string given = "preTokens = " + str(v.preTokens) + ", nextTokens = " + str(v.nextTokens) + " (" +
                             batchText(s, b, r) + ", sparseMode " + str(v.sparseMode) + ")";
@@ -148,7 +148,7 @@ aclnnStatus checkBand(const FaCommonView& v, const FaSizes& s, size_t b, const B
 }
 
 // Modes 7 / 8 (TND): the band batch is the last (7) or first (8) batch with queries (spec 2.7).
-aclnnStatus checkVarlenBand(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkVarlenBand(const FaCall& v, const FaSizes& s) {
   int64_t band = -1;
   for (size_t b = 0; b < s.seqQ.size(); ++b) {
     if (s.seqQ[b] > 0 && (v.sparseMode == 7 || band < 0)) band = static_cast<int64_t>(b);
@@ -171,7 +171,7 @@ aclnnStatus checkVarlenBand(const FaCommonView& v, const FaSizes& s) {
 }
 
 // The compressed ALiBi pse needs a lower-triangular causal band in every batch (spec 2.9).
-aclnnStatus checkCausalForAlibi(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkCausalForAlibi(const FaCall& v, const FaSizes& s) {
   const std::vector<BatchRows> rows = batchRows(s);
   for (size_t b = 0; b < rows.size(); ++b) {
     const BatchRows& r = rows[b];
@@ -188,7 +188,7 @@ aclnnStatus checkCausalForAlibi(const FaCommonView& v, const FaSizes& s) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkUserPseShape(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkUserPseShape(const FaCall& v, const FaSizes& s) {
   const aclTensor& p = *v.pse;
   const int64_t b = s.b, n = s.n1;
   if (s.tnd()) {
@@ -229,7 +229,7 @@ aclnnStatus checkUserPseShape(const FaCommonView& v, const FaSizes& s) {
 // The modes whose mask is a template (2, 3, 4, 6, 7, 8) or must be an uncompressed prefix mask (5) describe masking
 // that only the mask tensor switches on: without one CANN computes every token (spec 2.7), which is never what a
 // caller who names such a mode wants. gradkit rejects the call instead of dropping the mode silently.
-aclnnStatus checkFaModeWithoutMask(const FaCommonView& v) {
+aclnnStatus checkFaModeWithoutMask(const FaCall& v) {
   if (v.sparseMode <= 1) return ACLNN_SUCCESS;  // no mask: no masking, tokens and prefix unused (spec 2.7)
   const bool prefix = v.sparseMode == 5 || v.sparseMode == 6;
   const std::string expected =
@@ -243,7 +243,7 @@ aclnnStatus checkFaModeWithoutMask(const FaCommonView& v) {
 
 // qStartIdx / kvStartIdx shift the ALiBi distance (j + kvStartIdx) - (i + qStartIdx) and the mode-8 pse rule: values
 // in [-2^61, 2^61] keep every such difference inside int64.
-aclnnStatus checkStartIndices(const FaCommonView& v) {
+aclnnStatus checkStartIndices(const FaCall& v) {
   constexpr int64_t kLimit = int64_t{1} << 61;
   for (const auto& [name, array] :
        {std::pair{"qStartIdxOptional", v.qStartIdx}, {"kvStartIdxOptional", v.kvStartIdx}}) {
@@ -296,7 +296,7 @@ aclnnStatus checkFaProfile(std::string_view api, FaEntry entry) {
                       " profile: it exists only on Ascend950 (GRADKIT_SOC)");
 }
 
-aclnnStatus parseFaLayout(const FaCommonView& v, FaLayout* layout) {
+aclnnStatus parseFaLayout(const FaCall& v, FaLayout* layout) {
   GRADKIT_RETURN_IF_ERROR(checkNotNull(v.api, "inputLayout", v.inputLayout));
   const std::string text(v.inputLayout, strnlen(v.inputLayout, 16));
   const std::pair<const char*, FaLayout> names[] = {{"BNSD", FaLayout::BNSD},
@@ -342,7 +342,7 @@ std::vector<int64_t> faLayoutShape(const FaSizes& s, bool queryRows, int64_t hea
   return {};
 }
 
-aclnnStatus deriveFaSizes(const FaCommonView& v, FaLayout layout, FaSizes* sizes) {
+aclnnStatus deriveFaSizes(const FaCall& v, FaLayout layout, FaSizes* sizes) {
   if (v.headNum <= 0) return invalid(v.api, "headNum", "headNum > 0 (N1, the query heads)", str(v.headNum));
   FaSizes s;
   s.layout = layout;
@@ -434,7 +434,7 @@ aclnnStatus deriveFaSizes(const FaCommonView& v, FaLayout layout, FaSizes* sizes
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkFaSequenceArrays(const FaCommonView& v, FaSizes* s) {
+aclnnStatus checkFaSequenceArrays(const FaCall& v, FaSizes* s) {
   if (!s->tnd()) return ACLNN_SUCCESS;
   struct Entry {
     const char* name;
@@ -498,7 +498,7 @@ aclnnStatus checkFaStatistics(std::string_view api, std::string_view name, const
   return checkShapeIs(api, name, t, {s.b, s.n1, s.s1, 8}, "[B, N1, S1, 8]");
 }
 
-aclnnStatus checkFaInputDtypes(const FaCommonView& v) {
+aclnnStatus checkFaInputDtypes(const FaCall& v) {
   if (v.fp8OutDtype != ACL_DT_UNDEFINED) {
     GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, "query", *v.query, {ACL_FLOAT8_E5M2, ACL_FLOAT8_E4M3FN}));
   } else {
@@ -508,7 +508,7 @@ aclnnStatus checkFaInputDtypes(const FaCommonView& v) {
   return checkSameDtype(v.api, "value", *v.value, "query", *v.query);
 }
 
-aclnnStatus checkFaMaskAndTokens(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkFaMaskAndTokens(const FaCall& v, const FaSizes& s) {
   if (v.innerPrecise < 0 || v.innerPrecise > 3) {
     return invalid(v.api, "innerPrecise", "0, 1, 2 or 3", str(v.innerPrecise));
   }
@@ -533,7 +533,7 @@ aclnnStatus checkFaMaskAndTokens(const FaCommonView& v, const FaSizes& s) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkFaPse(const FaCall& v, const FaSizes& s) {
   GRADKIT_RETURN_IF_ERROR(checkStartIndices(v));
   if (v.pseType < 0 || v.pseType > 3) return invalid(v.api, "pseType", "0, 1, 2 or 3", str(v.pseType));
   if (v.pse == nullptr) {
@@ -590,7 +590,7 @@ aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s) {
   return checkUserPseShape(v, s);
 }
 
-aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkFaDropout(const FaCall& v, const FaSizes& s) {
   // The kernels keep with float(keepProb) and scale by 1 / float(keepProb): both must be normal, finite floats.
   const auto kept = static_cast<float>(v.keepProb);
   if (!(v.keepProb > 0.0 && v.keepProb <= 1.0) || !(kept >= std::numeric_limits<float>::min())) {
@@ -637,7 +637,7 @@ uint64_t faDropoutElements(const FaSizes& s) {
                 satMul(static_cast<uint64_t>(s.s1), static_cast<uint64_t>(s.s2)));
 }
 
-aclnnStatus checkFaRope(const FaCommonView& v, FaSizes* s) {
+aclnnStatus checkFaRope(const FaCall& v, FaSizes* s) {
   if (v.queryRope == nullptr && v.keyRope == nullptr) return ACLNN_SUCCESS;
   const char* other = v.queryRope == nullptr ? v.queryRopeName : v.keyRopeName;
   const char* present = v.queryRope == nullptr ? v.keyRopeName : v.queryRopeName;

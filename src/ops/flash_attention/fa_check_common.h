@@ -25,8 +25,12 @@ inline constexpr int64_t kFaRope950HeadDim = 128, kFaRope950RopeDim = 64;
 
 enum class FaLayout { BNSD, BSND, BSH, SBH, TND };
 
-/** What both directions share, with the argument names of the entry point that was called. */
-struct FaCommonView {
+/**
+ * The arguments both directions share, with the argument names of the entry point that was called: what the checks
+ * judge and what the plan builds the problem from (faCallOf below; 0-d optional tensors arrive as null, the entry
+ * points' absentIfScalar).
+ */
+struct FaCall {
   const char* api = "";
   FaEntry entry = FaEntry::Padded;
   const aclTensor* query = nullptr;
@@ -47,7 +51,10 @@ struct FaCommonView {
   const char* inputLayout = nullptr;
   int64_t innerPrecise = 0, sparseMode = 0, pseType = 1;
   bool philoxDropout = false;
-  int64_t offset = 0;
+  int64_t seed = 0, offset = 0;
+  double scaleValue = 1.0;
+  bool statsSameAsInput = false;     // softmax*Layout "same_as_input" (TND): a true [T, N1, 8] tensor
+  FaLayout layout = FaLayout::BNSD;  // parsed by the check (parseFaLayout); the plan parses it again
   // GradV4 FP8 (query FLOAT8_E5M2 / FLOAT8_E4M3FN): query, key, value are fp8 and a pse table takes the out dtype
   // (FLOAT16 or BFLOAT16, outDtype); ACL_DT_UNDEFINED for every other call.
   aclDataType fp8OutDtype = ACL_DT_UNDEFINED;
@@ -66,20 +73,24 @@ struct FaSizes {
   bool tnd() const { return layout == FaLayout::TND; }
 };
 
+/** The call's shared arguments (layout not yet parsed). */
+FaCall faCallOf(const FaArgs& args);
+FaCall faCallOf(const FagArgs& args);
+
 /** 161001 for a null pointer among `named` (names as the entry point spells them). */
 aclnnStatus checkFaRequired(std::string_view api, const std::vector<NamedTensor>& named);
 
 /** Parses inputLayout (null: 161001) and checks that the entry family accepts it. */
-aclnnStatus parseFaLayout(const FaCommonView& v, FaLayout* layout);
+aclnnStatus parseFaLayout(const FaCall& v, FaLayout* layout);
 
 /** headNum > 0, ranks, and B / N1 / N2 / S1 / S2 / D / D_V from query, key and value for `layout` (spec 2.4, 2.5). */
-aclnnStatus deriveFaSizes(const FaCommonView& v, FaLayout layout, FaSizes* sizes);
+aclnnStatus deriveFaSizes(const FaCall& v, FaLayout layout, FaSizes* sizes);
 
 /** The dims of a tensor laid out like query (queryRows) or key with `heads` heads and last dim `lastDim`. */
 std::vector<int64_t> faLayoutShape(const FaSizes& s, bool queryRows, int64_t heads, int64_t lastDim);
 
 /** TND: the cumulative sequence arrays (spec 2.5); fills s->b, s->seqQ, s->seqKv, s->s1, s->s2. */
-aclnnStatus checkFaSequenceArrays(const FaCommonView& v, FaSizes* s);
+aclnnStatus checkFaSequenceArrays(const FaCall& v, FaSizes* s);
 
 /** softmaxIn/OutLayout: null, "" or "same_as_input". */
 aclnnStatus checkFaSoftmaxLayout(std::string_view api, std::string_view name, const char* layout);
@@ -88,16 +99,16 @@ aclnnStatus checkFaSoftmaxLayout(std::string_view api, std::string_view name, co
 aclnnStatus checkFaStatistics(std::string_view api, std::string_view name, const aclTensor& t, const FaSizes& s);
 
 /** The dtype of query (fp16 / bf16 / fp32; FP8 calls: fp8_e5m2 / fp8_e4m3fn) and key, value the same (spec 2.3). */
-aclnnStatus checkFaInputDtypes(const FaCommonView& v);
+aclnnStatus checkFaInputDtypes(const FaCall& v);
 
 /** sparseMode, innerPrecise, the mask (dtype, shape per mode), prefix, tokens (spec 2.7, 2.8, 2.10). */
-aclnnStatus checkFaMaskAndTokens(const FaCommonView& v, const FaSizes& s);
+aclnnStatus checkFaMaskAndTokens(const FaCall& v, const FaSizes& s);
 
 /** pseType and the pse tensor (spec 2.9), qStartIdx / kvStartIdx. */
-aclnnStatus checkFaPse(const FaCommonView& v, const FaSizes& s);
+aclnnStatus checkFaPse(const FaCall& v, const FaSizes& s);
 
 /** keepProb, dropMask (spec 2.11), offset for the Philox stream. */
-aclnnStatus checkFaDropout(const FaCommonView& v, const FaSizes& s);
+aclnnStatus checkFaDropout(const FaCall& v, const FaSizes& s);
 
 /**
  * The keep bits one dropout call draws or reads: B*N1*S1*S2 (TND: N1 * sum S1_b*S2_b), saturated at UINT64_MAX. A
@@ -112,7 +123,7 @@ inline uint64_t faDropMaskBytes(const FaSizes& s) {
 }
 
 /** queryRope / keyRope (spec 2.4, 2.14); fills s->dRope. */
-aclnnStatus checkFaRope(const FaCommonView& v, FaSizes* s);
+aclnnStatus checkFaRope(const FaCall& v, FaSizes* s);
 
 /** 161002 when a tensor with elements has a null data pointer. */
 aclnnStatus checkFaDataPointers(std::string_view api, const std::vector<NamedTensor>& named);

@@ -39,13 +39,13 @@ const uint8_t* runDropBits(const FaPlanCommon& plan, void* memory) {
 }  // namespace
 
 bool flashAttentionNothingToCompute(const FaArgs& args) {
-  const FaSizes sizes = faPlanSizesOf(faCallOf(args));
+  const FaSizes sizes = faPlanSizesOf(faPlanCallOf(args));
   return sizes.b == 0 || sizes.n1 == 0 || sizes.s1 == 0;
 }
 
 FaPlan planFlashAttention(const FaArgs& args) {
   FaPlan plan;
-  const FaCall call = faCallOf(args);
+  const FaCall call = faPlanCallOf(args);
   const FaSizes sizes = faPlanSizesOf(call);
   planCommon(call, sizes, *args.softmaxMaxOut, *args.softmaxSumOut, plan);
   plan.io.q = faViewOf(*call.query, call.layout, sizes.d);
@@ -72,7 +72,7 @@ aclnnStatus FaPlan::run(void* memory) const {
 
 FagPlan planFlashAttentionGrad(const FagArgs& args) {
   FagPlan plan;
-  const FaCall call = faCallOf(args);
+  const FaCall call = faPlanCallOf(args);
   const FaSizes sizes = faPlanSizesOf(call);
   planCommon(call, sizes, *args.softmaxMax, *args.softmaxSum, plan);
   plan.io.q = faViewOf(*call.query, call.layout, sizes.d);

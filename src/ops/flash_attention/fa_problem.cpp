@@ -20,28 +20,11 @@ using kernels::FaProblem;
 using kernels::FaView;
 using kernels::kFaNoBand;
 
-bool isSameAsInput(const char* layout) { return layout != nullptr && std::strcmp(layout, "same_as_input") == 0; }
-
 int64_t firstValue(const aclIntArray* array) {
   return array != nullptr && !array->values.empty() ? array->values[0] : 0;
 }
 
 int64_t roundUp16(int64_t n) { return (n + 15) / 16 * 16; }
-
-/** The checks' view of the arguments the sizes come from. */
-FaCommonView sizesView(const FaCall& call) {
-  FaCommonView view;
-  view.api = call.api;
-  view.entry = call.entry;
-  view.inputLayout = call.inputLayout;
-  view.query = call.query;
-  view.key = call.key;
-  view.value = call.value;
-  view.actualSeqQLen = call.actualSeqQLen;
-  view.actualSeqKvLen = call.actualSeqKvLen;
-  view.headNum = call.headNum;
-  return view;
-}
 
 /** A rule of a checked call: its failure means the check missed it. */
 void mustHold(aclnnStatus status, const FaCall& call) {
@@ -49,44 +32,6 @@ void mustHold(aclnnStatus status, const FaCall& call) {
     throw std::logic_error(std::string(call.api) +
                            ": a rule the check should have enforced failed: " + takeRecentErrors());
   }
-}
-
-template <class Args>
-FaCall commonCall(const Args& args) {
-  FaCall call;
-  call.api = args.api;
-  call.entry = args.entry;
-  call.inputLayout = args.inputLayout;
-  call.query = args.query;
-  call.queryRope = args.queryRope;
-  call.key = args.key;
-  call.keyRope = args.keyRope;
-  call.value = args.value;
-  call.dropMask = args.dropMask;
-  call.attenMask = args.attenMask;
-  call.prefix = args.prefix;
-  call.actualSeqQLen = args.actualSeqQLen;
-  call.actualSeqKvLen = args.actualSeqKvLen;
-  call.qStartIdx = args.qStartIdx;
-  call.kvStartIdx = args.kvStartIdx;
-  call.scaleValue = args.scaleValue;
-  call.keepProb = args.keepProb;
-  call.preTokens = args.preTokens;
-  call.nextTokens = args.nextTokens;
-  call.headNum = args.headNum;
-  call.sparseMode = args.sparseMode;
-  call.pseType = args.pseType;
-  call.philoxDropout = args.philoxDropout;
-  call.seed = args.seed;
-  call.offset = args.offset;
-  // Optional inputs given as 0-d tensors count as absent (spec 2.4).
-  auto present = [](const aclTensor* t) { return t != nullptr && t->dim() > 0 ? t : nullptr; };
-  call.queryRope = present(call.queryRope);
-  call.keyRope = present(call.keyRope);
-  call.dropMask = present(call.dropMask);
-  call.attenMask = present(call.attenMask);
-  mustHold(parseFaLayout(sizesView(call), &call.layout), call);
-  return call;
 }
 
 /** The band and prefix of one batch for the sparse mode (spec 2.7, 2.8); d0 = s2 - s1 (bottom-right origin). */
@@ -235,25 +180,22 @@ void setStatistics(const FaCall& call, const FaSizes& sizes, FaProblem& problem)
 
 }  // namespace
 
-FaCall faCallOf(const FaArgs& args) {
-  FaCall call = commonCall(args);
-  call.pse = args.realShift != nullptr && args.realShift->dim() > 0 ? args.realShift : nullptr;
-  call.statsSameAsInput = isSameAsInput(args.softmaxOutLayout);
+FaCall faPlanCallOf(const FaArgs& args) {
+  FaCall call = faCallOf(args);
+  mustHold(parseFaLayout(call, &call.layout), call);
   return call;
 }
 
-FaCall faCallOf(const FagArgs& args) {
-  FaCall call = commonCall(args);
-  call.pse = args.pseShift != nullptr && args.pseShift->dim() > 0 ? args.pseShift : nullptr;
-  call.statsSameAsInput = isSameAsInput(args.softmaxInLayout);
+FaCall faPlanCallOf(const FagArgs& args) {
+  FaCall call = faCallOf(args);
+  mustHold(parseFaLayout(call, &call.layout), call);
   return call;
 }
 
 FaSizes faPlanSizesOf(const FaCall& call) {
-  const FaCommonView view = sizesView(call);
   FaSizes sizes;
-  mustHold(deriveFaSizes(view, call.layout, &sizes), call);
-  mustHold(checkFaSequenceArrays(view, &sizes), call);
+  mustHold(deriveFaSizes(call, call.layout, &sizes), call);
+  mustHold(checkFaSequenceArrays(call, &sizes), call);
   if (call.queryRope != nullptr) {
     const int64_t last = call.queryRope->viewDims.back();
     const bool packedHeads = call.layout == FaLayout::BSH || call.layout == FaLayout::SBH;

@@ -14,35 +14,9 @@
 
 namespace gradkit::ops {
 
-/** The arguments both directions share, taken from FaArgs or FagArgs. */
-struct FaCall {
-  const char* api = "";  // the entry point (messages of a rule the check should have caught)
-  FaEntry entry = FaEntry::Padded;
-  const char* inputLayout = nullptr;
-  FaLayout layout = FaLayout::BNSD;
-  const aclTensor* query = nullptr;
-  const aclTensor* queryRope = nullptr;
-  const aclTensor* key = nullptr;
-  const aclTensor* keyRope = nullptr;
-  const aclTensor* value = nullptr;
-  const aclTensor* pse = nullptr;
-  const aclTensor* dropMask = nullptr;
-  const aclTensor* attenMask = nullptr;
-  const aclIntArray* prefix = nullptr;
-  const aclIntArray* actualSeqQLen = nullptr;
-  const aclIntArray* actualSeqKvLen = nullptr;
-  const aclIntArray* qStartIdx = nullptr;
-  const aclIntArray* kvStartIdx = nullptr;
-  double scaleValue = 1.0;
-  double keepProb = 1.0;
-  int64_t preTokens = 0, nextTokens = 0, headNum = 0, sparseMode = 0, pseType = 1;
-  bool statsSameAsInput = false;  // softmax*Layout "same_as_input" (TND): a true [T, N1, 8] tensor
-  bool philoxDropout = false;
-  int64_t seed = 0, offset = 0;
-};
-
-FaCall faCallOf(const FaArgs& args);
-FaCall faCallOf(const FagArgs& args);
+/** faCallOf(args) (fa_check_common.h) with the layout parsed; throws std::logic_error if a checked rule fails. */
+FaCall faPlanCallOf(const FaArgs& args);
+FaCall faPlanCallOf(const FagArgs& args);
 
 /**
  * The sizes of a checked call, derived by the checks' own rules (fa_check_common.h: layout, dims, TND lengths) plus

@@ -7,6 +7,7 @@
 // its own rules (checkFp8).
 #include "ops/flash_attention/fag_check.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -29,25 +30,6 @@ bool fp8Call(const FagArgs& a) { return a.entry == FaEntry::Merged950 && isFp8(a
 
 /** The dtype of the FP8 path's attentionIn, pse table and outputs: outDtype 0 -> FLOAT16, 1 -> BFLOAT16. */
 aclDataType fp8OutDtype(const FagArgs& a) { return a.outDtype == 1 ? ACL_BF16 : ACL_FLOAT16; }
-
-FaCommonView viewOf(const FagArgs& a) {
-  FaCommonView v;
-  v.api = a.api;
-  v.entry = a.entry;
-  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
-  v.pse = a.pseShift, v.dropMask = a.dropMask, v.attenMask = a.attenMask;
-  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
-  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
-  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
-  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
-  v.philoxDropout = a.philoxDropout, v.offset = a.offset;
-  v.keyName = "keyIn", v.pseName = "pseShiftOptional";
-  if (fp8Call(a)) v.fp8OutDtype = fp8OutDtype(a);
-  const bool merged = a.entry == FaEntry::Merged950;
-  v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
-  v.keyRopeName = merged ? "keyRopeOptional" : "keyInRope";
-  return v;
-}
 
 // The sink (GradV3 / V4 / UnpaddingV5) is not implemented yet; the FP8 scales belong to FLOAT8 inputs only.
 aclnnStatus checkNotSupportedYet(const FagArgs& a) {
@@ -94,7 +76,7 @@ aclnnStatus checkDtypes(const FagArgs& a) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkShapes(const FagArgs& a, const FaCommonView& v, const FaSizes& s) {
+aclnnStatus checkShapes(const FagArgs& a, const FaCall& v, const FaSizes& s) {
   const std::vector<int64_t> attention = faLayoutShape(s, true, s.n1, s.dv);
   const char* withDv = "query's shape with the last dim D_V";
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "dy", *a.dy, attention, withDv));
@@ -169,6 +151,27 @@ aclnnStatus checkFp8(const FagArgs& a, const FaSizes& s) {
 
 }  // namespace
 
+FaCall faCallOf(const FagArgs& a) {
+  FaCall v;
+  v.api = a.api;
+  v.entry = a.entry;
+  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
+  v.pse = a.pseShift, v.dropMask = a.dropMask, v.attenMask = a.attenMask;
+  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
+  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
+  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
+  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
+  v.philoxDropout = a.philoxDropout, v.seed = a.seed, v.offset = a.offset;
+  v.scaleValue = a.scaleValue;
+  v.statsSameAsInput = a.softmaxInLayout != nullptr && std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
+  v.keyName = "keyIn", v.pseName = "pseShiftOptional";
+  if (fp8Call(a)) v.fp8OutDtype = fp8OutDtype(a);
+  const bool merged = a.entry == FaEntry::Merged950;
+  v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
+  v.keyRopeName = merged ? "keyRopeOptional" : "keyInRope";
+  return v;
+}
+
 bool flashAttentionGradNothingToCompute(const FagArgs& args) {
   return emptyOrNull(args.dqOut) && emptyOrNull(args.dkOut) && emptyOrNull(args.dvOut) && emptyOrNull(args.dpseOut);
 }
@@ -191,7 +194,7 @@ aclnnStatus checkFlashAttentionGrad(const FagArgs& args, const uint64_t* workspa
   GRADKIT_RETURN_IF_ERROR(
       checkFaRequired(api, {{"softmaxMaxOptional", args.softmaxMax}, {"softmaxSumOptional", args.softmaxSum}}));
   GRADKIT_RETURN_IF_ERROR(checkNotSupportedYet(args));
-  const FaCommonView v = viewOf(args);
+  const FaCall v = faCallOf(args);
   FaLayout layout = FaLayout::BNSD;
   GRADKIT_RETURN_IF_ERROR(parseFaLayout(v, &layout));
   FaSizes s;
