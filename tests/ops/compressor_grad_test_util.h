@@ -360,4 +360,10 @@ inline Case th(std::vector<int64_t> cu, int64_t tokens, int64_t coff, int64_t cr
   return c;
 }
 
+/** Restores the default thread count when a test that sets one ends. */
+class ThreadCountGuard {
+ public:
+  ~ThreadCountGuard() { setThreadCount(0); }
+};
+
 }  // namespace gradkit::test::cgrad

@@ -177,4 +177,30 @@ inline void checkBits(const FaCase& c, const std::string& name) {
   }
 }
 
+/** The bits cases: one (batch, kv head) whose backward splits its keys into chunks, with a band, slopes, dropout. */
+inline FaCase bitsBandPseDropoutCase() {
+  FaCase c = base();
+  c.lengths = {{400, 450}};
+  c.n1 = 2;
+  c.n2 = 1;
+  c.band = true;
+  c.bandLeft = 100;
+  c.bandRight = 10;
+  c.pse = FaPseKind::Slope;
+  c.dropout = FaDropoutKind::Philox;
+  return c;
+}
+
+/** TND batches (empty ones too), bf16, a mask tensor and rope columns. */
+inline FaCase bitsTndMaskRopeCase() {
+  FaCase t = base();
+  t.tnd = true;
+  t.lengths = {{20, 30}, {0, 40}, {25, 0}, {70, 66}};
+  t.dtype = ACL_BF16;
+  t.outDtype = ACL_BF16;
+  t.maskTensor = true;
+  t.dRope = 8;
+  return t;
+}
+
 }  // namespace gradkit::test::fa

@@ -14,11 +14,6 @@ namespace {
 
 using namespace cgrad;  // NOLINT: the shared case, problem and gate helpers
 
-class ThreadCountGuard {
- public:
-  ~ThreadCountGuard() { setThreadCount(0); }
-};
-
 Case native(Case c) {
   c.options.tilePath = TilePath::NativeBf16;
   return c;

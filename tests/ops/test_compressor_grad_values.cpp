@@ -35,11 +35,6 @@ namespace {
 
 using namespace cgrad;  // NOLINT: the shared case, problem and gate helpers
 
-class ThreadCountGuard {
- public:
-  ~ThreadCountGuard() { setThreadCount(0); }
-};
-
 std::vector<Case> goldenCases() {
   std::vector<Case> cases;
   uint32_t seed = 100;

@@ -232,24 +232,8 @@ TEST(FaKernelTiles, KeepTileIsFaKeep) {
 // ---- bits ----
 
 TEST(FaKernelBits, SameForAnyThreadCountAndTable) {
-  FaCase c = base();
-  c.lengths = {{400, 450}};  // one (batch, kv head): the backward splits the keys into chunks
-  c.n1 = 2;
-  c.n2 = 1;
-  c.band = true;
-  c.bandLeft = 100;
-  c.bandRight = 10;
-  c.pse = FaPseKind::Slope;
-  c.dropout = FaDropoutKind::Philox;
-  checkBits(c, "band pse dropout");
-  FaCase t = base();
-  t.tnd = true;
-  t.lengths = {{20, 30}, {0, 40}, {25, 0}, {70, 66}};
-  t.dtype = ACL_BF16;
-  t.outDtype = ACL_BF16;
-  t.maskTensor = true;
-  t.dRope = 8;
-  checkBits(t, "tnd bf16 mask rope");
+  checkBits(bitsBandPseDropoutCase(), "band pse dropout");
+  checkBits(bitsTndMaskRopeCase(), "tnd bf16 mask rope");
 }
 
 TEST(FaKernelBits, ExpWithinTwoUlpNoSubnormalAndSameInBothTables) {

@@ -113,26 +113,12 @@ TEST(FaKernels, NativeBf16PathMultipliesRoundedProbabilities) {
 }
 
 TEST(FaKernelBits, NativeBf16SameForAnyThreadCountAndTable) {
-  FaCase c = base();
-  c.lengths = {{400, 450}};  // one (batch, kv head): the backward splits the keys into chunks
-  c.n1 = 2;
-  c.n2 = 1;
-  c.band = true;
-  c.bandLeft = 100;
-  c.bandRight = 10;
-  c.pse = FaPseKind::Slope;
-  c.dropout = FaDropoutKind::Philox;
+  FaCase c = bitsBandPseDropoutCase();
   c.dtype = ACL_BF16;
   c.outDtype = ACL_BF16;
   c.tilePath = TilePath::NativeBf16;
   checkBits(c, "native bf16 band pse dropout");
-  FaCase t = base();
-  t.tnd = true;
-  t.lengths = {{20, 30}, {0, 40}, {25, 0}, {70, 66}};
-  t.dtype = ACL_BF16;
-  t.outDtype = ACL_BF16;
-  t.maskTensor = true;
-  t.dRope = 8;
+  FaCase t = bitsTndMaskRopeCase();
   t.tilePath = TilePath::NativeBf16;
   checkBits(t, "native bf16 tnd mask rope");
 }

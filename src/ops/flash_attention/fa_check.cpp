@@ -5,7 +5,6 @@
 // rules (no output overlaps an input or another output).
 #include "ops/flash_attention/fa_check.h"
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -38,22 +37,11 @@ aclnnStatus checkOutputs(const FaArgs& a, const FaSizes& s) {
 }  // namespace
 
 FaCall faCallOf(const FaArgs& a) {
-  FaCall v;
-  v.api = a.api;
-  v.entry = a.entry;
-  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
-  v.pse = a.realShift, v.dropMask = a.dropMask, v.attenMask = a.attenMask;
-  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
-  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
-  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
-  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
-  v.philoxDropout = a.philoxDropout, v.seed = a.seed, v.offset = a.offset;
-  v.scaleValue = a.scaleValue;
-  v.statsSameAsInput = a.softmaxOutLayout != nullptr && std::strcmp(a.softmaxOutLayout, "same_as_input") == 0;
+  FaCall v = faSharedCallOf(a);
+  v.pse = a.realShift;
+  v.statsSameAsInput = faSameAsInput(a.softmaxOutLayout);
   v.keyName = "key", v.pseName = "realShiftOptional";
-  const bool merged = a.entry == FaEntry::Merged950;
-  v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
-  v.keyRopeName = merged ? "keyRopeOptional" : "keyRope";
+  v.keyRopeName = a.entry == FaEntry::Merged950 ? "keyRopeOptional" : "keyRope";
   return v;
 }
 

@@ -77,6 +77,29 @@ struct FaSizes {
 FaCall faCallOf(const FaArgs& args);
 FaCall faCallOf(const FagArgs& args);
 
+/** The fields FaArgs and FagArgs name alike; faCallOf adds the pse, the statistics layout and the names. */
+template <class Args>
+FaCall faSharedCallOf(const Args& a) {
+  FaCall v;
+  v.api = a.api;
+  v.entry = a.entry;
+  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
+  v.dropMask = a.dropMask, v.attenMask = a.attenMask;
+  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
+  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
+  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
+  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
+  v.philoxDropout = a.philoxDropout, v.seed = a.seed, v.offset = a.offset;
+  v.scaleValue = a.scaleValue;
+  v.queryRopeName = a.entry == FaEntry::Merged950 ? "queryRopeOptional" : "queryRope";
+  return v;
+}
+
+/** softmax*Layout "same_as_input". */
+inline bool faSameAsInput(const char* layout) {
+  return layout != nullptr && std::string_view(layout) == "same_as_input";
+}
+
 /** 161001 for a null pointer among `named` (names as the entry point spells them). */
 aclnnStatus checkFaRequired(std::string_view api, const std::vector<NamedTensor>& named);
 

@@ -7,7 +7,6 @@
 // its own rules (checkFp8).
 #include "ops/flash_attention/fag_check.h"
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -152,23 +151,12 @@ aclnnStatus checkFp8(const FagArgs& a, const FaSizes& s) {
 }  // namespace
 
 FaCall faCallOf(const FagArgs& a) {
-  FaCall v;
-  v.api = a.api;
-  v.entry = a.entry;
-  v.query = a.query, v.key = a.key, v.value = a.value, v.queryRope = a.queryRope, v.keyRope = a.keyRope;
-  v.pse = a.pseShift, v.dropMask = a.dropMask, v.attenMask = a.attenMask;
-  v.prefix = a.prefix, v.actualSeqQLen = a.actualSeqQLen, v.actualSeqKvLen = a.actualSeqKvLen;
-  v.qStartIdx = a.qStartIdx, v.kvStartIdx = a.kvStartIdx;
-  v.keepProb = a.keepProb, v.preTokens = a.preTokens, v.nextTokens = a.nextTokens, v.headNum = a.headNum;
-  v.inputLayout = a.inputLayout, v.innerPrecise = a.innerPrecise, v.sparseMode = a.sparseMode, v.pseType = a.pseType;
-  v.philoxDropout = a.philoxDropout, v.seed = a.seed, v.offset = a.offset;
-  v.scaleValue = a.scaleValue;
-  v.statsSameAsInput = a.softmaxInLayout != nullptr && std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
+  FaCall v = faSharedCallOf(a);
+  v.pse = a.pseShift;
+  v.statsSameAsInput = faSameAsInput(a.softmaxInLayout);
   v.keyName = "keyIn", v.pseName = "pseShiftOptional";
   if (fp8Call(a)) v.fp8OutDtype = fp8OutDtype(a);
-  const bool merged = a.entry == FaEntry::Merged950;
-  v.queryRopeName = merged ? "queryRopeOptional" : "queryRope";
-  v.keyRopeName = merged ? "keyRopeOptional" : "keyInRope";
+  v.keyRopeName = a.entry == FaEntry::Merged950 ? "keyRopeOptional" : "keyInRope";
   return v;
 }
 
