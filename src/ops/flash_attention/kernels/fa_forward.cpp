@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/saturating.h"
 #include "core/parallel.h"
 #include "ops/flash_attention/kernels/fa_kernel.h"
 #include "ops/flash_attention/kernels/fa_run.h"
@@ -182,7 +183,10 @@ FaSchedule faForwardSchedule(const FaProblem& p, int threads) {
         const int64_t rows = std::min(kRows, batch.s1 - r0);
         int64_t lo = 0, hi = 0;
         faBandCols(p, batch, r0, r0 + rows, 0, batch.s2, &lo, &hi);
-        schedule.forward.push_back({b, n1, r0, rows * (hi - lo)});
+        // Saturating: a stride-0 key tensor may claim up to INT64_MAX rows (the plan is made, the run is not).
+        const auto cost = static_cast<int64_t>(std::min<uint64_t>(
+            satMul(static_cast<uint64_t>(rows), static_cast<uint64_t>(hi - lo)), static_cast<uint64_t>(INT64_MAX)));
+        schedule.forward.push_back({b, n1, r0, cost});
       }
     }
   }
