@@ -33,6 +33,16 @@ import torch
 LONG_STEP_SECONDS = 20.0
 
 
+def cpu_has_bf16_units():
+    """True when /proc/cpuinfo lists avx512_bf16 or amx_bf16 (where torch's bf16 matmuls run in hardware)."""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            flags = next((line.split() for line in handle if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def plan(th, batch, seq, tokens, cu_seqlens, seqused, start_pos, cmp_ratio, coff):
     """The gather of spec 3.3/3.4 for one layout (numpy int arrays or None for the optional ones). Returns:
     rows (output row of each compressed row), src ([V, N] index into [tokens | history | one padding entry]),
@@ -155,6 +165,10 @@ def main():
         hist_kv = torch.rand(len(p.history), channels, generator=generator) * 2 - 1
         hist_score = torch.rand(len(p.history), channels, generator=generator) * 2 - 1
     compute = x.dtype if args.compute == "io" else torch.float32
+    if compute == torch.bfloat16 and not cpu_has_bf16_units():
+        # Measured on AVX2: one bf16 autograd step of the C4A shape ran past 5 minutes (gradkit: 0.9 s).
+        raise SystemExit("skipped: this CPU has no bf16 matmul units (avx512_bf16 / amx_bf16); torch's bf16 step "
+                         "takes minutes here")
     backward = args.mode == "backward"
     if backward:
         d_cmp_kv = (load(path("d_cmp_kv"), args.dtype) if os.path.exists(path("d_cmp_kv"))
