@@ -260,7 +260,7 @@ CompressorGradOutputs<Real> compressorGrad(const CompressorGradInputs<Real>& in)
 
   if (in.roundRoutedToBf16) {
     for (std::vector<Real>* routedGrad : {&dNewKv, &dNewScore}) {
-      for (Real& value : *routedGrad) value = static_cast<Real>(bf16ToFloat(floatToBf16(static_cast<float>(value))));
+      for (Real& value : *routedGrad) value = static_cast<Real>(bf16ToFloat(doubleToBf16(value)));
     }
   }
 

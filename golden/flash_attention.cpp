@@ -20,7 +20,7 @@ namespace {
 /** x rounded to bf16 when the problem multiplies bf16 operands (bf16ProductOperands), else x. */
 template <class Real>
 Real productOperand(const FlashAttentionProblem& p, Real x) {
-  return p.bf16ProductOperands ? static_cast<Real>(bf16ToFloat(floatToBf16(static_cast<float>(x)))) : x;
+  return p.bf16ProductOperands ? static_cast<Real>(bf16ToFloat(doubleToBf16(x))) : x;
 }
 
 // The per-(batch, head) facts one row loop needs: masked and keep flags of the [S1_b][S2_b] block.

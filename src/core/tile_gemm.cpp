@@ -73,6 +73,8 @@ size_t portableScratchBytes(const TileGemmShape& s) {
 TileGemm::TileGemm(const TileGemmShape& shapeIn) : shape_(shapeIn) {
   TileGemmShape& g = shape_;
   if (const std::string problem = completeGemmShape(g); !problem.empty()) reject(problem);
+  // alpha may be anything (a NaN or infinite scale from the data propagates through t = alpha * acc); beta selects
+  // between writing and accumulating, so it must be a number.
   if (!std::isfinite(g.beta)) reject("expected a finite beta");
   scalar_ = scalarKernelsForced();
   if (g.m == 0 || g.n == 0 || g.k == 0 || scalar_) return;  // no scratch

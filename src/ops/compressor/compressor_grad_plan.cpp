@@ -193,86 +193,78 @@ void vectorPass(const CompressorGradPlan& plan, const Buffers& io, float* a, flo
   });
 }
 
-// Steps 2 and 3 for A rows [k0, k1).
-// The GEMM operands of a chunk: fp32 (A as made, x rows widened into rowChunk) or bf16 (A rounded, x rows copied).
+// A row of `count` values of x's dtype as a GEMM operand at `to`: its bf16 bits (bf16 path) or widened to fp32.
+void operandRow(const CompressorGradPlan& plan, const uint16_t* from, void* to, int64_t count) {
+  if (plan.bf16Products) {
+    std::memcpy(to, from, static_cast<size_t>(count) * sizeof(uint16_t));
+  } else {
+    plan.kernels->widen(plan.half, from, static_cast<float*>(to), count);
+  }
+}
+
+// Row `row` of an operand buffer whose rows lie `ld` elements apart (bf16 or fp32 elements, as operandRow writes).
+void* operandRowAt(const CompressorGradPlan& plan, void* base, int64_t row, int64_t ld) {
+  const size_t element = plan.bf16Products ? sizeof(uint16_t) : sizeof(float);
+  return static_cast<char*>(base) + static_cast<size_t>(row * ld) * element;
+}
+
+// The GEMM operands of a chunk: A (fp32 as made; on the bf16 path also rounded into aBf16), x rows (in rowChunk
+// widened, or in xBf16), the weights; rowChunk also takes the fp32 dX rows.
 struct ChunkOperands {
   float* a;
   uint16_t* aBf16;  // bf16 path only
   float* rowChunk;
-  uint16_t* xBf16;  // bf16 path only
+  void* x;  // rowChunk, or xBf16 on the bf16 path
   const void* weights;
 };
 
+// Steps 2 and 3 for A rows [k0, k1).
 void matmulPass(const CompressorGradPlan& plan, const Buffers& io, const ChunkOperands& ops, float* dw, void* scratch,
                 int64_t chunk, int64_t k0, int64_t k1) {
   const int64_t hidden = plan.problem.hidden, ldH = plan.ldH, ldA = plan.ldA, rows = k1 - k0;
   const int64_t wide = 2 * plan.problem.channels();
   const bool last = k1 == plan.rows;
-  float* rowChunk = ops.rowChunk;
   const void* a = ops.a;
   if (plan.bf16Products) {
     parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) plan.kernels->narrow(false, ops.a + i * ldA, ops.aBf16 + i * ldA, wide);
+      for (int64_t i = begin; i < end; ++i) plan.kernels->narrow(plan.half, ops.a + i * ldA, ops.aBf16 + i * ldA, wide);
     });
     a = ops.aBf16;
   }
-  plan.gemms[static_cast<size_t>(last ? plan.dxLast : plan.dxFull)]->run(a, ops.weights, rowChunk, scratch);
+  plan.gemms[static_cast<size_t>(last ? plan.dxLast : plan.dxFull)]->run(a, ops.weights, ops.rowChunk, scratch);
   parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      plan.kernels->narrow(plan.half, rowChunk + i * ldH, io.dX + tokenOf(plan, k0 + i) * hidden, hidden);
+      plan.kernels->narrow(plan.half, ops.rowChunk + i * ldH, io.dX + tokenOf(plan, k0 + i) * hidden, hidden);
     }
   });
-  const void* x = rowChunk;
-  if (plan.bf16Products) {
-    parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        std::memcpy(ops.xBf16 + i * ldH, io.x + tokenOf(plan, k0 + i) * hidden,
-                    static_cast<size_t>(hidden) * sizeof(uint16_t));
-      }
-    });
-    x = ops.xBf16;
-  } else {
-    parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        plan.kernels->widen(plan.half, io.x + tokenOf(plan, k0 + i) * hidden, rowChunk + i * ldH, hidden);
-      }
-    });
-  }
+  parallelFor(rows, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      operandRow(plan, io.x + tokenOf(plan, k0 + i) * hidden, operandRowAt(plan, ops.x, i, ldH), hidden);
+    }
+  });
   const int gemm = chunk == 0 ? plan.dwFirst : last ? plan.dwLast : plan.dwFull;
-  plan.gemms[static_cast<size_t>(gemm)]->run(a, x, dw, scratch);
+  plan.gemms[static_cast<size_t>(gemm)]->run(a, ops.x, dw, scratch);
 }
 
 void runChunks(const CompressorGradPlan& plan, const Buffers& io, void* memory) {
   const CompressorProblem& p = plan.problem;
   const int64_t c = p.channels(), hidden = p.hidden, ldH = plan.ldH, apeElements = p.cmpRatio * c;
   float* a = plan.aChunk.in<float>(memory);
-  ChunkOperands ops{a, nullptr, plan.rowChunk.in<float>(memory), nullptr, nullptr};
+  float* rowChunk = plan.rowChunk.in<float>(memory);
+  void* weights = plan.weights.in(memory);
+  const ChunkOperands ops{a, plan.bf16Products ? plan.aBf16.in<uint16_t>(memory) : nullptr, rowChunk,
+                          plan.bf16Products ? static_cast<void*>(plan.xBf16.in(memory)) : rowChunk, weights};
   float* dw = plan.dwAccumulator.in<float>(memory);
   float* apeSum = plan.apeSum.in<float>(memory);
   float* apeComp = plan.apeComp.in<float>(memory);
   void* scratch = plan.gemmScratch.booked() ? plan.gemmScratch.in(memory) : nullptr;
 
-  if (plan.bf16Products) {
-    ops.aBf16 = plan.aBf16.in<uint16_t>(memory);
-    ops.xBf16 = plan.xBf16.in<uint16_t>(memory);
-    auto* weights = plan.weights.in<uint16_t>(memory);
-    ops.weights = weights;
-    parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [wkv; wgate] as bf16 rows
-      for (int64_t row = begin; row < end; ++row) {
-        const uint16_t* from = row < c ? io.wkv + row * hidden : io.wgate + (row - c) * hidden;
-        std::memcpy(weights + row * ldH, from, static_cast<size_t>(hidden) * sizeof(uint16_t));
-      }
-    });
-  } else {
-    float* weights = plan.weights.in<float>(memory);
-    ops.weights = weights;
-    parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [wkv; wgate] widened
-      for (int64_t row = begin; row < end; ++row) {
-        const uint16_t* from = row < c ? io.wkv + row * hidden : io.wgate + (row - c) * hidden;
-        plan.kernels->widen(plan.half, from, weights + row * ldH, hidden);
-      }
-    });
-  }
+  parallelFor(2 * c, 16, [&](int64_t begin, int64_t end) {  // [wkv; wgate] as the GEMM operand
+    for (int64_t row = begin; row < end; ++row) {
+      const uint16_t* from = row < c ? io.wkv + row * hidden : io.wgate + (row - c) * hidden;
+      operandRow(plan, from, operandRowAt(plan, weights, row, ldH), hidden);
+    }
+  });
   std::fill_n(apeSum, apeElements, 0.0f);
   std::fill_n(apeComp, apeElements, 0.0f);
   zeroUnroutedRows(plan, io.dX);

@@ -20,7 +20,7 @@ FaView optionalView(const aclTensor* tensor, FaLayout layout, int64_t headDim) {
 /** Plans the statistics and the dropMask, shared by both directions. */
 template <class Plan>
 void planCommon(const FaCall& call, const FaSizes& sizes, const aclTensor& max, const aclTensor& sum, Plan& plan) {
-  plan.problem = faProblemOf(call, nullptr);
+  plan.problem = faProblemOf(call);
   plan.softmaxMax = StagedTensor::plan(max, !max.isContiguous(), "softmaxMax", plan.workspace);
   plan.softmaxSum = StagedTensor::plan(sum, !sum.isContiguous(), "softmaxSum", plan.workspace);
   plan.packedDropout = plan.problem.dropout.kind == kernels::FaDropoutKind::Packed;

@@ -132,7 +132,7 @@ void setPse(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
   }
 }
 
-void setDropout(const FaCall& call, const FaSizes& sizes, const uint8_t* dropBits, FaProblem& problem) {
+void setDropout(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
   kernels::FaDropout& dropout = problem.dropout;
   const auto keep = static_cast<float>(call.keepProb);
   if (keep >= 1.0f) return;
@@ -140,7 +140,6 @@ void setDropout(const FaCall& call, const FaSizes& sizes, const uint8_t* dropBit
   dropout.scale = 1.0f / keep;
   const bool philox = call.dropMask == nullptr && call.philoxDropout;
   dropout.kind = philox ? kernels::FaDropoutKind::Philox : kernels::FaDropoutKind::Packed;
-  dropout.bits = dropBits;
   if (philox) {
     const auto seed = static_cast<uint64_t>(call.seed);
     dropout.key[0] = static_cast<uint32_t>(seed);
@@ -229,7 +228,7 @@ FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim) {
   return view;
 }
 
-FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
+FaProblem faProblemOf(const FaCall& call) {
   const FaSizes sizes = faPlanSizesOf(call);
   FaProblem problem;
   problem.n1 = sizes.n1;
@@ -278,7 +277,7 @@ FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits) {
     }
   }
   setPse(call, sizes, problem);
-  setDropout(call, sizes, dropBits, problem);
+  setDropout(call, sizes, problem);
   setStatistics(call, sizes, problem);
   return problem;
 }

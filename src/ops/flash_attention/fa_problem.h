@@ -28,9 +28,9 @@ FaSizes faPlanSizesOf(const FaCall& call);
 kernels::FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim);
 
 /**
- * The problem of a checked call, without its tensors' data (views filled by the plans). `dropBits` is where the
- * plan will put the dense packed mask (null without one). Statistics offsets assume dense statistics.
+ * The problem of a checked call, without its tensors' data (views filled by the plans; a packed dropMask's bits come
+ * with each run's io). Statistics offsets assume dense statistics.
  */
-kernels::FaProblem faProblemOf(const FaCall& call, const uint8_t* dropBits);
+kernels::FaProblem faProblemOf(const FaCall& call);
 
 }  // namespace gradkit::ops

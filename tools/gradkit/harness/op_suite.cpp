@@ -423,6 +423,7 @@ BenchRow OpSuite::bench(const json& benchCase, const BenchContext& context) cons
     }
     std::vector<std::string> args{"--dir", dir.path().string()};
     args.insert(args.end(), call.peer->args.begin(), call.peer->args.end());
+    for (const std::string& arg : peerComputeArgs(c.json())) args.push_back(arg);
     for (const std::string& arg : {std::string("--threads"), std::to_string(context.threads), std::string("--repeat"),
                                    std::to_string(context.repeat)}) {
       args.push_back(arg);

@@ -62,7 +62,8 @@ std::optional<std::filesystem::path> currentTorchPython() {
 }
 
 std::vector<std::string> peerComputeArgs(const nlohmann::json& benchCase) {
-  const std::string compute = benchCase.value("peer_compute", std::string("fp32"));
+  if (!benchCase.contains("peer_compute")) return {};
+  const std::string compute = benchCase.value("peer_compute", std::string());
   if (compute != "fp32" && compute != "io") {
     throw HarnessError("peer_compute: expected \"fp32\" or \"io\", given \"" + compute + "\"");
   }

@@ -35,9 +35,10 @@ std::optional<double> runPeer(const std::filesystem::path& script, const std::ve
                               std::string& error, PeerTorch torch = PeerTorch::Debian);
 
 /**
- * The peer's compute precision from a bench case's "peer_compute": "fp32" (default: the reference formulas in fp32)
- * or "io" (in the case's own dtype, as a user of that dtype would run them: torch's bf16 matmuls use AMX where the CPU
- * has it), as the arguments {"--compute", value}. Throws HarnessError for any other value.
+ * The peer's compute precision from a bench case's "peer_compute" as the arguments {"--compute", value}: "fp32" (the
+ * reference formulas in fp32, the peers' default) or "io" (in the case's own dtype, as a user of that dtype would run
+ * them: torch's bf16 matmuls use AMX where the CPU has it); none when the case has no such key. Throws HarnessError
+ * for any other value.
  */
 std::vector<std::string> peerComputeArgs(const nlohmann::json& benchCase);
 

@@ -17,7 +17,6 @@
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/op_suite.h"
-#include "harness/peer.h"
 #include "suites/compressor_suite_common.h"
 #include "suites/mhc_suite_common.h"
 
@@ -203,7 +202,6 @@ OpDescriptor compressor() {
       return Work{bytes, flops, c.spec("x").dtype == ACL_BF16};
     };
     call.peer = compressorTorchPeer(cc, c.info().dtypeText, /*backward=*/false);
-    for (const std::string& arg : peerComputeArgs(c.info().json)) call.peer->args.push_back(arg);
     return call;
   };
   d.run = aclnnCompressor;

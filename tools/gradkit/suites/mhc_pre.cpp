@@ -10,7 +10,6 @@
 #include "aclnnop/aclnn_mhc_pre_v2.h"
 #include "golden/mhc_pre.h"
 #include "harness/op_suite.h"
-#include "harness/peer.h"
 #include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
@@ -91,7 +90,6 @@ OpDescriptor mhcPre() {
     };
     OpCall::Peer peer = mhcTorchPeer(mhc, c.info().dtypeText);
     peer.args.insert(peer.args.end(), {"--mode", "forward"});
-    for (const std::string& arg : peerComputeArgs(c.info().json)) peer.args.push_back(arg);
     call.peer = peer;
     return call;
   };

@@ -15,7 +15,6 @@
 #include "golden/mhc_pre.h"
 #include "harness/error.h"
 #include "harness/op_suite.h"
-#include "harness/peer.h"
 #include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
@@ -135,7 +134,6 @@ OpDescriptor mhcPreBackward() {
     };
     OpCall::Peer peer = mhcTorchPeer(mhc, c.info().dtypeText);
     peer.args.insert(peer.args.end(), {"--mode", "backward"});
-    for (const std::string& arg : peerComputeArgs(c.info().json)) peer.args.push_back(arg);
     call.peer = peer;
     return call;
   };

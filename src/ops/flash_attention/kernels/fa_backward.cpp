@@ -137,10 +137,14 @@ class Backward {
  public:
   Backward(const FaProblem& p, const FaBackwardIo& io, const FaKernelTable& kernels, const FaChunkLayout& layout,
            float* dBuffer, float* dqBuffer)
-      : p_(p), io_(io), kernels_(kernels), layout_(layout), dims_(dimsOf(p)), dBuffer_(dBuffer), dqBuffer_(dqBuffer) {
-    dropout_ = p.dropout;
-    if (io.dropBits != nullptr) dropout_.bits = io.dropBits;
-  }
+      : p_(p),
+        io_(io),
+        kernels_(kernels),
+        layout_(layout),
+        dims_(dimsOf(p)),
+        dBuffer_(dBuffer),
+        dqBuffer_(dqBuffer),
+        dropout_(faRunDropout(p.dropout, io.dropBits)) {}
 
   /** Pass B on one task. */
   void chunk(const ChunkTask& task, const BackwardSlot& slot) const {
@@ -318,10 +322,10 @@ class Backward {
   const FaBackwardIo& io_;
   const FaKernelTable& kernels_;
   const FaChunkLayout& layout_;
-  FaDropout dropout_;  // the problem's, with this run's packed bits
   Dims dims_;
   float* dBuffer_;
   float* dqBuffer_;
+  FaDropout dropout_;  // the problem's, with this run's packed bits
 };
 
 }  // namespace

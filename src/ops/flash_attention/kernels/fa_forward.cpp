@@ -200,8 +200,7 @@ FaSchedule faForwardSchedule(const FaProblem& p, int threads) {
 
 void faForward(const FaProblem& p, const FaSchedule& schedule, const FaForwardIo& io, void* scratch) {
   if (schedule.forward.empty()) return;
-  FaDropout dropout = p.dropout;
-  if (io.dropBits != nullptr) dropout.bits = io.dropBits;
+  const FaDropout dropout = faRunDropout(p.dropout, io.dropBits);
   const FaKernelTable& kernels = *schedule.kernels;
   std::atomic<int64_t> next{0};
   const auto total = static_cast<int64_t>(schedule.forward.size());

@@ -137,9 +137,8 @@ class Fp8Backward {
         kernels_(*schedule.kernels),
         layout_(schedule.layout),
         dBuffer_(dBuffer),
-        dqBuffer_(dqBuffer) {
-    dropout_ = p.dropout;
-    if (io.dropBits != nullptr) dropout_.bits = io.dropBits;
+        dqBuffer_(dqBuffer),
+        dropout_(faRunDropout(p.dropout, io.dropBits)) {
     fp8FormatOf(io.q.dtype, &format_);
     table_ = fp8DecodeTable(format_);
   }
@@ -294,9 +293,9 @@ class Fp8Backward {
   const FaFp8Scales& scales_;
   const FaKernelTable& kernels_;
   const FaChunkLayout& layout_;
-  FaDropout dropout_;  // the problem's, with this run's packed bits
   float* dBuffer_;
   float* dqBuffer_;
+  FaDropout dropout_;  // the problem's, with this run's packed bits
   Fp8Format format_ = Fp8Format::E5M2;
   const float* table_ = nullptr;
 };

@@ -127,6 +127,13 @@ void faMaskTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64
 void faPseTile(const FaProblem& problem, const FaBatch& batch, int64_t b, int64_t n1, int64_t r0, int64_t rows,
                int64_t c0, int64_t cols, float* s, int64_t ld);
 
+/** The problem's dropout with a run's packed mask (FaForwardIo / FaBackwardIo::dropBits) when one is given. */
+inline FaDropout faRunDropout(const FaDropout& dropout, const uint8_t* dropBits) {
+  FaDropout run = dropout;
+  if (dropBits != nullptr) run.bits = dropBits;
+  return run;
+}
+
 /** keep(i, j) as 0.0f / 1.0f for the tile (problem.dropout.kind != None); Philox bytes from `philoxBytes`. */
 void faKeepTile(const FaDropout& dropout, const FaBatch& batch, int64_t n1, int64_t r0, int64_t rows, int64_t c0,
                 int64_t cols, float* keep, int64_t ld, FaPhiloxBytesFn philoxBytes);
