@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 #include "opapi/check.h"
-#include "ops/dropout/mask_format.h"
+#include "ops/dropout/kernels/mask_format.h"
 
 namespace gradkit::dispatch {
 

@@ -12,7 +12,7 @@
 #include "dispatch/dispatch_steps.h"
 #include "gradkit/native_dropout.h"
 #include "opapi/check.h"
-#include "ops/dropout/mask_format.h"
+#include "ops/dropout/kernels/mask_format.h"
 #include "runtime/runtime.h"
 
 namespace gradkit {

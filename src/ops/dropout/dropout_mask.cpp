@@ -7,7 +7,7 @@
 #include "core/kernel_select.h"
 #include "core/parallel.h"
 #include "ops/dropout/gen_mask_stream.h"
-#include "ops/dropout/mask_format.h"
+#include "ops/dropout/kernels/mask_format.h"
 
 namespace gradkit::ops {
 

@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
-#include "ops/dropout/mask_format.h"
+#include "ops/dropout/kernels/mask_format.h"
 #include "ops/dropout/masked_dropout_check.h"
 
 namespace gradkit::ops {

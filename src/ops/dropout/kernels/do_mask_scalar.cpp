@@ -1,8 +1,8 @@
 #include <cstring>
 
 #include "ops/dropout/kernels/do_mask_kernel.h"
+#include "ops/dropout/kernels/mask_format.h"
 #include "ops/dropout/kernels/masked_elements.h"
-#include "ops/dropout/mask_format.h"
 
 namespace gradkit::kernels {
 

@@ -1,6 +1,6 @@
+#include "ops/dropout/kernels/mask_format.h"
 #include "ops/dropout/kernels/masked_elements.h"
 #include "ops/dropout/kernels/v3_grad_kernel.h"
-#include "ops/dropout/mask_format.h"
 
 namespace gradkit::kernels {
 
