@@ -1,6 +1,7 @@
-// The argument rules the flash attention forward and backward checks share (spec fag.md 2.4-2.15): layouts and the
-// sizes they imply, TND sequence arrays, softmax statistics shapes, sparse modes and their masks, tokens, prefix, pse,
-// dropout, rope, start indices and the data pointers. Each helper returns ACLNN_SUCCESS or records "<api>: argument
+// The argument rules the flash attention forward and backward checks share (spec fag.md 2.4-2.15): the call, layouts
+// and sizes (read through the size model fa_layout.h, judged here), TND sequence arrays, softmax statistics shapes,
+// dtypes, dropout, rope and the data pointers; masking and pse rules are in fa_check_masking.h. Each helper returns
+// ACLNN_SUCCESS or records "<api>: argument
 // '<name>': expected ..., given ..." and returns the code (161001 for a required null pointer, else 161002).
 #pragma once
 
@@ -13,6 +14,7 @@
 #include "opapi/tensor.h"
 #include "opapi/tensor_rules.h"
 #include "ops/flash_attention/fa_args.h"
+#include "ops/flash_attention/fa_layout.h"
 
 namespace gradkit::ops {
 
@@ -22,8 +24,6 @@ inline constexpr int64_t kFaMaskTemplate = 2048;    // compressed mask of sparse
 inline constexpr int64_t kFaPrefixMaskRows = 3072;  // compressed mask of sparse mode 6: [3072, 2048]
 inline constexpr int64_t kFaAlibiRows = 1024;       // the compressed ALiBi pse [B|1, N1, 1024, S2]
 inline constexpr int64_t kFaRope950HeadDim = 128, kFaRope950RopeDim = 64;
-
-enum class FaLayout { BNSD, BSND, BSH, SBH, TND };
 
 /**
  * The arguments both directions share, with the argument names of the entry point that was called: what the checks
@@ -64,15 +64,6 @@ struct FaCall {
   const char* keyRopeName = "keyRope";
 };
 
-/** The sizes a checked call implies. TND: s1 / s2 are the largest per-batch lengths, seqQ / seqKv the lengths. */
-struct FaSizes {
-  FaLayout layout = FaLayout::BNSD;
-  int64_t b = 0, n1 = 0, n2 = 0, s1 = 0, s2 = 0, d = 0, dv = 0, dRope = 0;
-  int64_t t1 = 0, t2 = 0;  // TND: query / key rows
-  std::vector<int64_t> seqQ, seqKv;
-  bool tnd() const { return layout == FaLayout::TND; }
-};
-
 /** The call's shared arguments (layout not yet parsed). */
 FaCall faCallOf(const FaArgs& args);
 FaCall faCallOf(const FagArgs& args);
@@ -109,9 +100,6 @@ aclnnStatus parseFaLayout(const FaCall& v, FaLayout* layout);
 /** headNum > 0, ranks, and B / N1 / N2 / S1 / S2 / D / D_V from query, key and value for `layout` (spec 2.4, 2.5). */
 aclnnStatus deriveFaSizes(const FaCall& v, FaLayout layout, FaSizes* sizes);
 
-/** The dims of a tensor laid out like query (queryRows) or key with `heads` heads and last dim `lastDim`. */
-std::vector<int64_t> faLayoutShape(const FaSizes& s, bool queryRows, int64_t heads, int64_t lastDim);
-
 /** TND: the cumulative sequence arrays (spec 2.5); fills s->b, s->seqQ, s->seqKv, s->s1, s->s2. */
 aclnnStatus checkFaSequenceArrays(const FaCall& v, FaSizes* s);
 
@@ -124,26 +112,8 @@ aclnnStatus checkFaStatistics(std::string_view api, std::string_view name, const
 /** The dtype of query (fp16 / bf16 / fp32; FP8 calls: fp8_e5m2 / fp8_e4m3fn) and key, value the same (spec 2.3). */
 aclnnStatus checkFaInputDtypes(const FaCall& v);
 
-/** sparseMode, innerPrecise, the mask (dtype, shape per mode), prefix, tokens (spec 2.7, 2.8, 2.10). */
-aclnnStatus checkFaMaskAndTokens(const FaCall& v, const FaSizes& s);
-
-/** pseType and the pse tensor (spec 2.9), qStartIdx / kvStartIdx. */
-aclnnStatus checkFaPse(const FaCall& v, const FaSizes& s);
-
 /** keepProb, dropMask (spec 2.11), offset for the Philox stream. */
 aclnnStatus checkFaDropout(const FaCall& v, const FaSizes& s);
-
-/**
- * The keep bits one dropout call draws or reads: B*N1*S1*S2 (TND: N1 * sum S1_b*S2_b), saturated at UINT64_MAX. A
- * packed dropMask holds ceil(count / 8) bytes; checkFaDropout keeps the count at most 2^62.
- */
-uint64_t faDropoutElements(const FaSizes& s);
-
-/** The bytes of a packed dropMask the kernels read: ceil(faDropoutElements / 8). */
-inline uint64_t faDropMaskBytes(const FaSizes& s) {
-  const uint64_t bits = faDropoutElements(s);
-  return bits / 8 + (bits % 8 != 0 ? 1 : 0);
-}
 
 /** queryRope / keyRope (spec 2.4, 2.14); fills s->dRope. */
 aclnnStatus checkFaRope(const FaCall& v, FaSizes* s);
@@ -160,8 +130,5 @@ aclnnStatus checkFaProfile(std::string_view api, FaEntry entry);
 
 /** A present tensor: not null and not 0-dim (upstream treats 0-dim optional tensors as absent). */
 inline bool faPresent(const aclTensor* t) { return t != nullptr && t->dim() != 0; }
-
-/** The layout's name, for messages. */
-const char* faLayoutName(FaLayout layout);
 
 }  // namespace gradkit::ops

@@ -26,12 +26,13 @@ int64_t firstValue(const aclIntArray* array) {
 
 int64_t roundUp16(int64_t n) { return (n + 15) / 16 * 16; }
 
-/** A rule of a checked call: its failure means the check missed it. */
-void mustHold(aclnnStatus status, const FaCall& call) {
-  if (status != ACLNN_SUCCESS) {
-    throw std::logic_error(std::string(call.api) +
-                           ": a rule the check should have enforced failed: " + takeRecentErrors());
-  }
+/** The call with its layout parsed: the check accepted the name, so an unknown one means the check missed it. */
+FaCall withLayout(FaCall call) {
+  const std::optional<FaLayout> layout =
+      call.inputLayout != nullptr ? faLayoutFromName(call.inputLayout) : std::nullopt;
+  if (!layout.has_value()) throw std::logic_error(std::string(call.api) + ": the check accepted an unknown layout");
+  call.layout = *layout;
+  return call;
 }
 
 /** The band and prefix of one batch for the sparse mode (spec 2.7, 2.8); d0 = s2 - s1 (bottom-right origin). */
@@ -179,53 +180,21 @@ void setStatistics(const FaCall& call, const FaSizes& sizes, FaProblem& problem)
 
 }  // namespace
 
-FaCall faPlanCallOf(const FaArgs& args) {
-  FaCall call = faCallOf(args);
-  mustHold(parseFaLayout(call, &call.layout), call);
-  return call;
-}
+FaCall faPlanCallOf(const FaArgs& args) { return withLayout(faCallOf(args)); }
 
-FaCall faPlanCallOf(const FagArgs& args) {
-  FaCall call = faCallOf(args);
-  mustHold(parseFaLayout(call, &call.layout), call);
-  return call;
-}
+FaCall faPlanCallOf(const FagArgs& args) { return withLayout(faCallOf(args)); }
 
+// The size model (fa_layout.h) read from a checked call: the check judged these same dims and arrays.
 FaSizes faPlanSizesOf(const FaCall& call) {
-  FaSizes sizes;
-  mustHold(deriveFaSizes(call, call.layout, &sizes), call);
-  mustHold(checkFaSequenceArrays(call, &sizes), call);
-  if (call.queryRope != nullptr) {
-    const int64_t last = call.queryRope->viewDims.back();
-    const bool packedHeads = call.layout == FaLayout::BSH || call.layout == FaLayout::SBH;
-    sizes.dRope = packedHeads ? last / sizes.n1 : last;
-  }
+  FaSizes sizes = faSizesOf(call.layout, call.query->viewDims, call.key->viewDims, call.value->viewDims, call.headNum);
+  if (sizes.tnd()) faSetSequenceEnds(call.actualSeqQLen->values, call.actualSeqKvLen->values, &sizes);
+  if (call.queryRope != nullptr) sizes.dRope = faRopeDim(sizes, call.queryRope->viewDims.back());
   return sizes;
 }
 
 FaView faViewOf(const aclTensor& tensor, FaLayout layout, int64_t headDim) {
-  FaView view;
-  view.data = tensor.firstElement();
-  view.dtype = tensor.dtype;
-  const auto& st = tensor.strides;
-  switch (layout) {
-    case FaLayout::BNSD:
-      view = {view.data, view.dtype, st[0], st[1], st[2], st[3]};
-      break;
-    case FaLayout::BSND:
-      view = {view.data, view.dtype, st[0], st[2], st[1], st[3]};
-      break;
-    case FaLayout::BSH:  // H index n * D + d
-      view = {view.data, view.dtype, st[0], headDim * st[2], st[1], st[2]};
-      break;
-    case FaLayout::SBH:
-      view = {view.data, view.dtype, st[1], headDim * st[2], st[0], st[2]};
-      break;
-    case FaLayout::TND:
-      view = {view.data, view.dtype, 0, st[1], st[0], st[2]};
-      break;
-  }
-  return view;
+  const FaAxisStrides st = faAxisStrides(layout, tensor.strides, headDim);
+  return {tensor.firstElement(), tensor.dtype, st.batch, st.head, st.row, st.element};
 }
 
 FaProblem faProblemOf(const FaCall& call) {

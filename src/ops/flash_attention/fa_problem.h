@@ -9,7 +9,8 @@
 
 #include "aclnn/aclnn_base.h"
 #include "ops/flash_attention/fa_args.h"
-#include "ops/flash_attention/fa_check_common.h"  // FaLayout
+#include "ops/flash_attention/fa_check_common.h"  // FaCall
+#include "ops/flash_attention/fa_layout.h"
 #include "ops/flash_attention/kernels/fa_kernel.h"
 
 namespace gradkit::ops {

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "ops/flash_attention/fa_check_common.h"
+#include "ops/flash_attention/fa_check_masking.h"
 
 namespace gradkit::ops {
 namespace {
