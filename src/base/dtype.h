@@ -28,6 +28,9 @@ bool isFloatingDtype(aclDataType dtype);
 /** INT8..UINT64 (BOOL excluded). */
 bool isIntegerDtype(aclDataType dtype);
 
+/** FLOAT8_E5M2 or FLOAT8_E4M3FN: the fp8 data formats (FLOAT8_E8M0 is a scale format, HIFLOAT8 another family). */
+inline bool isFloat8Dtype(aclDataType dtype) { return dtype == ACL_FLOAT8_E5M2 || dtype == ACL_FLOAT8_E4M3FN; }
+
 /**
  * The bits of a dtype argument as an int. A C caller may pass any value; C++ may only hold values in the enum's
  * range (-64..63) as aclDataType, so a value from outside is read through this and rejected as a number.

@@ -24,6 +24,12 @@ aclnnStatus checkShapeIs(std::string_view api, std::string_view name, const aclT
 /** 161002 for a private (NPU-internal) format: NC1HWC0, FRACTAL_Z, NC1HWC0_C04, FRACTAL_NZ, NDC1HWC0, FRACTAL_Z_3D. */
 aclnnStatus checkNotPrivateFormat(std::string_view api, std::string_view name, const aclTensor& tensor);
 
+/**
+ * An optional tensor as the rules see it: null when absent or 0-dim (upstream treats a 0-dim optional tensor as
+ * absent, e.g. flash attention spec fag.md 2.4).
+ */
+inline const aclTensor* absentIfScalar(const aclTensor* t) { return t != nullptr && t->dim() == 0 ? nullptr : t; }
+
 /** One argument for the memory rules; `tensor` null means absent (skipped). */
 struct NamedTensor {
   std::string_view name;

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/op_definition.h"
+#include "opapi/tensor_rules.h"
 #include "ops/flash_attention/fa_check.h"
 #include "ops/flash_attention/fa_check_common.h"
 #include "ops/flash_attention/fa_plan.h"
@@ -66,9 +67,6 @@ const FaDefinition kVarLenV3Def{kVarLenV3, checkCall, nothingToCompute, plan};
 const FaDefinition kVarLenV4Def{kVarLenV4, checkCall, nothingToCompute, plan};
 const FaDefinition kVarLenV5Def{kVarLenV5, checkCall, nothingToCompute, plan};
 
-// Upstream treats a 0-dim optional tensor as absent (spec 2.4); the plan then sees null.
-const aclTensor* absentIfScalar(const aclTensor* t) { return t != nullptr && t->dim() == 0 ? nullptr : t; }
-
 // The arguments every version has, in upstream's order; the version adds the rest.
 FaForwardCall common(const char* api, FaEntry entry, const aclTensor* query, const aclTensor* key,
                      const aclTensor* value, const aclTensor* realShift, const aclTensor* dropMask,
@@ -95,7 +93,7 @@ FaForwardCall common(const char* api, FaEntry entry, const aclTensor* query, con
 }  // namespace
 }  // namespace gradkit::ops
 
-using gradkit::ops::absentIfScalar;
+using gradkit::absentIfScalar;
 using gradkit::ops::common;
 using gradkit::ops::FaEntry;
 using gradkit::ops::FaForwardCall;

@@ -28,7 +28,7 @@ inline constexpr int64_t kFaRope950HeadDim = 128, kFaRope950RopeDim = 64;
 /**
  * The arguments both directions share, with the argument names of the entry point that was called: what the checks
  * judge and what the plan builds the problem from (faCallOf below; 0-d optional tensors arrive as null, the entry
- * points' absentIfScalar).
+ * points' opapi absentIfScalar).
  */
 struct FaCall {
   const char* api = "";
@@ -127,8 +127,5 @@ aclnnStatus rejectFaNotSupported(std::string_view api, std::string_view name, co
 
 /** 161002 unless the entry point exists in the current profile (Merged950: Ascend950 only). */
 aclnnStatus checkFaProfile(std::string_view api, FaEntry entry);
-
-/** A present tensor: not null and not 0-dim (upstream treats 0-dim optional tensors as absent). */
-inline bool faPresent(const aclTensor* t) { return t != nullptr && t->dim() != 0; }
 
 }  // namespace gradkit::ops

@@ -2,6 +2,7 @@
 // statistics and a packed dropMask made dense when they are not, and the kernels' scratch.
 #include "ops/flash_attention/fa_plan.h"
 
+#include "base/dtype.h"
 #include "core/parallel.h"
 #include "opapi/tensor.h"
 #include "ops/flash_attention/fa_check_common.h"
@@ -87,7 +88,7 @@ FagPlan planFlashAttentionGrad(const FagArgs& args) {
   plan.io.dv = faViewOf(*args.dvOut, call.layout, sizes.dv);
   plan.io.dqRope = optionalView(call.queryRope != nullptr ? args.dqRopeOut : nullptr, call.layout, sizes.dRope);
   plan.io.dkRope = optionalView(call.keyRope != nullptr ? args.dkRopeOut : nullptr, call.layout, sizes.dRope);
-  plan.fp8 = args.query->dtype == ACL_FLOAT8_E5M2 || args.query->dtype == ACL_FLOAT8_E4M3FN;
+  plan.fp8 = isFloat8Dtype(args.query->dtype);
   if (plan.fp8) {
     // [B, N, ceil(S / 128), 1] whatever the layout: read as [batch][head][block] with the tensor's own strides.
     plan.fp8Scales.q = faViewOf(*args.dScaleQ, FaLayout::BNSD, 1);

@@ -93,7 +93,7 @@ FaView maskView(const aclTensor& mask) {
 
 void setPse(const FaCall& call, const FaSizes& sizes, FaProblem& problem) {
   kernels::FaPse& pse = problem.pse;
-  if (call.pse == nullptr || call.pse->dim() == 0) return;
+  if (call.pse == nullptr) return;  // 0-dim: absent (faCallOf)
   const aclTensor& t = *call.pse;
   const int64_t rank = t.dim();
   const auto stride = [&](int64_t axis) {

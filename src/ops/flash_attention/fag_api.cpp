@@ -5,6 +5,7 @@
 
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "opapi/op_definition.h"
+#include "opapi/tensor_rules.h"
 #include "ops/flash_attention/fa_plan.h"
 #include "ops/flash_attention/fag_check.h"
 
@@ -41,9 +42,6 @@ const FagDefinition kUnpadV4Def{kUnpadV4, checkFlashAttentionGrad, flashAttentio
 const FagDefinition kUnpadV5Def{kUnpadV5, checkFlashAttentionGrad, flashAttentionGradNothingToCompute,
                                 planFlashAttentionGrad};
 
-// Upstream treats a 0-dim optional tensor as absent (spec 2.4); the plan then sees null.
-const aclTensor* absentIfScalar(const aclTensor* t) { return t != nullptr && t->dim() == 0 ? nullptr : t; }
-
 // The arguments every version has, in upstream's order; the version adds the rest.
 FagArgs common(const char* api, FaEntry entry, const aclTensor* query, const aclTensor* keyIn, const aclTensor* value,
                const aclTensor* dy, const aclTensor* pseShift, const aclTensor* dropMask, const aclTensor* paddingMask,
@@ -70,7 +68,7 @@ FagArgs common(const char* api, FaEntry entry, const aclTensor* query, const acl
 }  // namespace
 }  // namespace gradkit::ops
 
-using gradkit::ops::absentIfScalar;
+using gradkit::absentIfScalar;
 using gradkit::ops::common;
 using gradkit::ops::FaEntry;
 using gradkit::ops::FagArgs;

@@ -23,10 +23,8 @@ constexpr int64_t kFaFp8ScaleRows = 128;  // rows per de-quant scale block (spec
 
 bool emptyOrNull(const aclTensor* t) { return t == nullptr || t->isEmpty(); }
 
-bool isFp8(aclDataType dtype) { return dtype == ACL_FLOAT8_E5M2 || dtype == ACL_FLOAT8_E4M3FN; }
-
 /** A GradV4 call with FLOAT8 inputs: the FP8 path (spec 5.9). */
-bool fp8Call(const FagArgs& a) { return a.entry == FaEntry::Merged950 && isFp8(a.query->dtype); }
+bool fp8Call(const FagArgs& a) { return a.entry == FaEntry::Merged950 && isFloat8Dtype(a.query->dtype); }
 
 /** The dtype of the FP8 path's attentionIn, pse table and outputs: outDtype 0 -> FLOAT16, 1 -> BFLOAT16. */
 aclDataType fp8OutDtype(const FagArgs& a) { return a.outDtype == 1 ? ACL_BF16 : ACL_FLOAT16; }

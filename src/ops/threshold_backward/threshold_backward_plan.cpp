@@ -16,22 +16,8 @@ namespace {
 // dense call starts at the same vector alignment.
 constexpr int64_t kChunkElements = int64_t{1} << 16;
 
-bool isIntegerScalar(aclDataType dtype) {
-  switch (dtype) {
-    case ACL_INT8:
-    case ACL_UINT8:
-    case ACL_INT16:
-    case ACL_UINT16:
-    case ACL_INT32:
-    case ACL_UINT32:
-    case ACL_INT64:
-    case ACL_UINT64:
-    case ACL_BOOL:
-      return true;
-    default:
-      return false;
-  }
-}
+// PyTorch's integral scalar types, bool included.
+bool isIntegerScalar(aclDataType dtype) { return isIntegerDtype(dtype) || dtype == ACL_BOOL; }
 
 // An integer-typed scalar as a signed value, saturated to int64 (only UINT64 can exceed it).
 int64_t integerScalar(const aclScalar& threshold) {
