@@ -272,58 +272,31 @@ FlashAttentionGrads = namedtuple("FlashAttentionGrads", "dq dk dv api")
 FA_NO_WINDOW = 2147483647  # pre / next tokens: no band (upstream's IR default)
 
 
-_FA_LAYOUT_DIMS = {"BNSD": "[B, N, S, D]", "BSND": "[B, S, N, D]", "BSH": "[B, S, N*D]", "SBH": "[S, B, N*D]",
-                   "TND": "[T, N, D]"}
-_FA_LAYOUT_RANKS = {layout: dims.count(",") + 1 for layout, dims in _FA_LAYOUT_DIMS.items()}
+def _fa_sizes(query, key, value, head_num, input_layout, actual_seq_qlen=None, actual_seq_kvlen=None):
+    """The library's flash attention size model (gradkit._C.fa_sizes, the one the checks and the plan read): a dict
+    of b, n1, n2, s1, s2, d, dv, t1, t2, out_shape and stats_shape."""
+    if not isinstance(input_layout, str):
+        raise ValueError(f"input_layout must be BNSD, BSND, BSH, SBH or TND, given {input_layout!r}")
+    ends = [None if a is None else _int_values(a) for a in (actual_seq_qlen, actual_seq_kvlen)]
+    return _C.fa_sizes(input_layout, list(shape_of(query)), list(shape_of(key)), list(shape_of(value)),
+                       int(head_num), ends[0], ends[1])
 
 
 def flash_attention_dims(query, key, value, head_num, input_layout, actual_seq_qlen=None):
     """(B, S1, N1, N2, D, D_V) of a flash attention call (spec fag.md 2.5); TND: B = len(actual_seq_qlen), S1 = the
     longest query length."""
-    q, k, v = shape_of(query), shape_of(key), shape_of(value)
-    n1 = int(head_num)
-    rank = _FA_LAYOUT_RANKS.get(input_layout)
-    if rank is None:
-        raise ValueError(f"input_layout must be BNSD, BSND, BSH, SBH or TND, given {input_layout!r}")
-    for name, shape in (("query", q), ("key", k), ("value", v)):
-        if len(shape) != rank:
-            raise ValueError(f"{name}: expected {rank} dims for input_layout {input_layout!r} "
-                             f"({_FA_LAYOUT_DIMS[input_layout]}), given shape {list(shape)}")
-    if input_layout == "BNSD":
-        return q[0], q[2], n1, k[1], q[3], v[3]
-    if input_layout == "BSND":
-        return q[0], q[1], n1, k[2], q[3], v[3]
-    if input_layout in ("BSH", "SBH"):
-        d = q[2] // n1 if n1 else 0
-        n2 = k[2] // d if d else 0
-        dv = v[2] // n2 if n2 else 0
-        batch, seq = (q[0], q[1]) if input_layout == "BSH" else (q[1], q[0])
-        return batch, seq, n1, n2, d, dv
-    if input_layout == "TND":
-        ends = _int_values(actual_seq_qlen) if actual_seq_qlen is not None else [q[0]]
-        starts = [0] + ends[:-1]
-        longest = max([e - s for s, e in zip(starts, ends)] + [0])
-        return len(ends), longest, n1, k[1], q[2], v[2]
-    raise ValueError(f"input_layout must be BNSD, BSND, BSH, SBH or TND, given {input_layout!r}")
+    s = _fa_sizes(query, key, value, head_num, input_layout, actual_seq_qlen)
+    return s["b"], s["s1"], s["n1"], s["n2"], s["d"], s["dv"]
 
 
 def flash_attention_out_shape(query, value, head_num, input_layout, key=None):
     """attention_out's shape: query's with the head dim D_V of value (BSH / SBH: N1 * D_V)."""
-    q = shape_of(query)
-    if input_layout in ("BSH", "SBH"):
-        _, _, n1, _, _, dv = flash_attention_dims(query, key if key is not None else value, value, head_num,
-                                                  input_layout)
-        return q[:2] + (n1 * dv,)
-    return q[:-1] + (shape_of(value)[-1],)
+    return tuple(_fa_sizes(query, key if key is not None else value, value, head_num, input_layout)["out_shape"])
 
 
 def flash_attention_stats_shape(query, head_num, input_layout):
     """softmax_max / softmax_sum: [B, N1, S1, 8]; TND [T1, N1, 8] (spec fag.md 2.6)."""
-    q = shape_of(query)
-    if input_layout == "TND":
-        return (q[0], int(head_num), 8)
-    batch, seq = {"BNSD": (0, 2), "BSND": (0, 1), "BSH": (0, 1), "SBH": (1, 0)}[input_layout]
-    return (q[batch], int(head_num), q[seq], 8)
+    return tuple(_fa_sizes(query, query, query, head_num, input_layout)["stats_shape"])
 
 
 def _fa_dropout(query, keep_prob, drop_mask, seed, offset, need_seed):

@@ -22,4 +22,7 @@ void bindCompressor(pybind11::module_& module);
  * V4, UnpaddingScoreGradV2 / V4): the entry point chosen by the arguments. */
 void bindFlashAttention(pybind11::module_& module);
 
+/** fa_sizes: the flash attention size model (src/ops/flash_attention/fa_layout.h) for gradkit.ops' shape helpers. */
+void bindShapeModels(pybind11::module_& module);
+
 }  // namespace gradkit::python

@@ -28,4 +28,5 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindMhc(module);
   gradkit::python::bindCompressor(module);
   gradkit::python::bindFlashAttention(module);
+  gradkit::python::bindShapeModels(module);
 }

@@ -10,24 +10,36 @@ namespace {
 // a / b when b divides a and b > 0, else 0 (a packed H that does not split).
 int64_t exactQuotient(int64_t a, int64_t b) { return b > 0 && a % b == 0 ? a / b : 0; }
 
-constexpr std::pair<const char*, FaLayout> kLayoutNames[] = {{"BNSD", FaLayout::BNSD},
-                                                             {"BSND", FaLayout::BSND},
-                                                             {"BSH", FaLayout::BSH},
-                                                             {"SBH", FaLayout::SBH},
-                                                             {"TND", FaLayout::TND}};
+struct LayoutName {
+  const char* name;
+  FaLayout layout;
+  const char* dims;
+};
+constexpr LayoutName kLayoutNames[] = {{"BNSD", FaLayout::BNSD, "[B, N, S, D]"},
+                                       {"BSND", FaLayout::BSND, "[B, S, N, D]"},
+                                       {"BSH", FaLayout::BSH, "[B, S, N*D]"},
+                                       {"SBH", FaLayout::SBH, "[S, B, N*D]"},
+                                       {"TND", FaLayout::TND, "[T, N, D]"}};
 
 }  // namespace
 
 const char* faLayoutName(FaLayout layout) {
-  for (const auto& [name, value] : kLayoutNames) {
-    if (value == layout) return name;
+  for (const LayoutName& known : kLayoutNames) {
+    if (known.layout == layout) return known.name;
+  }
+  return "?";
+}
+
+const char* faLayoutDims(FaLayout layout) {
+  for (const LayoutName& known : kLayoutNames) {
+    if (known.layout == layout) return known.dims;
   }
   return "?";
 }
 
 std::optional<FaLayout> faLayoutFromName(std::string_view name) {
-  for (const auto& [known, value] : kLayoutNames) {
-    if (name == known) return value;
+  for (const LayoutName& known : kLayoutNames) {
+    if (name == known.name) return known.layout;
   }
   return std::nullopt;
 }

@@ -19,6 +19,10 @@ const char* faLayoutName(FaLayout layout);
 /** The layout named `name`, or nothing for an unknown name. */
 std::optional<FaLayout> faLayoutFromName(std::string_view name);
 
+/** The layout's dims in letters, for messages: "[B, N, S, D]", "[B, S, N, D]", "[B, S, N*D]", "[S, B, N*D]", "[T, N,
+ * D]". */
+const char* faLayoutDims(FaLayout layout);
+
 /** 4 for BNSD / BSND, 3 for BSH / SBH / TND. */
 int64_t faLayoutRank(FaLayout layout);
 

@@ -1,0 +1,57 @@
+// gradkit._C.fa_sizes: the library's flash attention size model (src/ops/flash_attention/fa_layout.h, compiled into
+// this module: it knows nothing about aclTensor) for gradkit.ops' shape helpers, so Python reads layouts the way the
+// checks and the plan do instead of describing them again.
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "ops/flash_attention/fa_layout.h"
+
+namespace py = pybind11;
+
+namespace gradkit::python {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+/** The sizes of query, key and value shapes in `layout` (TND: with the cumulative sequence ends), and the shapes of
+ * attention_out and the softmax statistics they imply. */
+py::dict faSizes(const std::string& layout, const Dims& query, const Dims& key, const Dims& value, int64_t headNum,
+                 const std::optional<Dims>& seqQEnds, const std::optional<Dims>& seqKvEnds) {
+  const std::optional<ops::FaLayout> parsed = ops::faLayoutFromName(layout);
+  if (!parsed) throw py::value_error("input_layout must be BNSD, BSND, BSH, SBH or TND, given '" + layout + "'");
+  const auto rank = static_cast<size_t>(ops::faLayoutRank(*parsed));
+  for (const auto& [name, dims] : {std::pair{"query", &query}, {"key", &key}, {"value", &value}}) {
+    if (dims->size() != rank) {
+      std::string given;
+      for (const int64_t dim : *dims) given += (given.empty() ? "" : ", ") + std::to_string(dim);
+      throw py::value_error(std::string(name) + ": expected " + std::to_string(rank) + " dims for input_layout '" +
+                            layout + "' (" + ops::faLayoutDims(*parsed) + "), given shape [" + given + "]");
+    }
+  }
+  ops::FaSizes s = ops::faSizesOf(*parsed, query, key, value, headNum);
+  if (s.tnd()) ops::faSetSequenceEnds(seqQEnds.value_or(Dims{s.t1}), seqKvEnds.value_or(Dims{s.t2}), &s);
+  py::dict out;
+  out["b"] = s.b, out["n1"] = s.n1, out["n2"] = s.n2, out["s1"] = s.s1, out["s2"] = s.s2;
+  out["d"] = s.d, out["dv"] = s.dv, out["t1"] = s.t1, out["t2"] = s.t2;
+  out["out_shape"] = ops::faLayoutShape(s, true, s.n1, s.dv);
+  out["stats_shape"] = ops::faStatisticsShape(s);
+  return out;
+}
+
+}  // namespace
+
+void bindShapeModels(py::module_& module) {
+  module.def("fa_sizes", &faSizes, py::arg("input_layout"), py::arg("query"), py::arg("key"), py::arg("value"),
+             py::arg("head_num"), py::arg("seq_q_ends") = py::none(), py::arg("seq_kv_ends") = py::none(),
+             "The flash attention sizes of query / key / value shapes in input_layout: a dict of b, n1, n2, s1, s2, d, "
+             "dv, t1, t2 (TND: b and the longest lengths s1 / s2 from the cumulative ends; without them one batch), "
+             "out_shape (attention_out) and stats_shape (softmax_max / softmax_sum). A packed H (BSH / SBH) that does "
+             "not split gives 0.");
+}
+
+}  // namespace gradkit::python

@@ -1,0 +1,45 @@
+"""gradkit.ops' flash attention shape helpers read the library's size model (gradkit._C.fa_sizes, compiled from
+src/ops/flash_attention/fa_layout.cpp): the sizes and shapes of every layout against values written out by hand."""
+import pytest
+
+from gradkit_package import PYTHON_DIR  # noqa: F401  (puts the package on sys.path, or skips this module)
+
+import numpy as np  # noqa: E402
+
+from gradkit import _C, ops  # noqa: E402
+
+# B 2, N1 4, N2 2, S1 3, S2 5, D 8, D_V 6 in each padded layout: (query, key, value, attention_out).
+PADDED = {
+    "BNSD": ((2, 4, 3, 8), (2, 2, 5, 8), (2, 2, 5, 6), (2, 4, 3, 6)),
+    "BSND": ((2, 3, 4, 8), (2, 5, 2, 8), (2, 5, 2, 6), (2, 3, 4, 6)),
+    "BSH": ((2, 3, 32), (2, 5, 16), (2, 5, 12), (2, 3, 24)),
+    "SBH": ((3, 2, 32), (5, 2, 16), (5, 2, 12), (3, 2, 24)),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(PADDED))
+def test_padded_layouts(layout):
+    q, k, v, out = PADDED[layout]
+    s = _C.fa_sizes(layout, list(q), list(k), list(v), 4)
+    assert (s["b"], s["n1"], s["n2"], s["s1"], s["s2"], s["d"], s["dv"]) == (2, 4, 2, 3, 5, 8, 6)
+    assert tuple(s["out_shape"]) == out
+    assert tuple(s["stats_shape"]) == (2, 4, 3, 8)
+    q, k, v = (np.empty(shape, np.float32) for shape in (q, k, v))  # the helpers take arrays or tensors
+    assert ops.flash_attention_dims(q, k, v, 4, layout) == (2, 3, 4, 2, 8, 6)
+    assert ops.flash_attention_out_shape(q, v, 4, layout, key=k) == out
+    assert ops.flash_attention_stats_shape(q, 4, layout) == (2, 4, 3, 8)
+
+
+def test_tnd_batches_from_cumulative_ends():
+    s = _C.fa_sizes("TND", [9, 4, 8], [12, 2, 8], [12, 2, 6], 4, [2, 2, 9, 0], [5, 7, 12, 0])
+    assert (s["b"], s["s1"], s["s2"], s["t1"], s["t2"], s["dv"]) == (4, 7, 5, 9, 12, 6)
+    assert tuple(s["out_shape"]) == (9, 4, 6)
+    assert tuple(s["stats_shape"]) == (9, 4, 8)
+
+
+def test_wrong_rank_and_unknown_layout_are_value_errors():
+    with pytest.raises(ValueError, match=r"key: expected 4 dims for input_layout 'BSND' \(\[B, S, N, D\]\), "
+                                         r"given shape \[2, 5, 16\]"):
+        _C.fa_sizes("BSND", [2, 3, 4, 8], [2, 5, 16], [2, 5, 2, 6], 4)
+    with pytest.raises(ValueError, match="input_layout must be BNSD, BSND, BSH, SBH or TND, given 'BHSD'"):
+        _C.fa_sizes("BHSD", [1], [1], [1], 1)
