@@ -67,14 +67,8 @@ def npu_mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_
 
 def _fa_numels(query, key, value, head_num, input_layout, actual_seq_qlen, actual_seq_kvlen):
     """The dropout elements of a call: B * N1 * S1 * S2, or N1 * sum(S1_b * S2_b) for TND."""
-    if input_layout == "TND":
-        q_ends, kv_ends = [int(v) for v in actual_seq_qlen], [int(v) for v in actual_seq_kvlen]
-        q_lens = [e - s for s, e in zip([0] + q_ends[:-1], q_ends)]
-        kv_lens = [e - s for s, e in zip([0] + kv_ends[:-1], kv_ends)]
-        return int(head_num) * sum(a * b for a, b in zip(q_lens, kv_lens))
-    batch, s1, n1, _, _, _ = ops.flash_attention_dims(query, key, value, head_num, input_layout)
-    s2 = {"BNSD": key.shape[2], "BSND": key.shape[1], "BSH": key.shape[1], "SBH": key.shape[0]}[input_layout]
-    return batch * n1 * s1 * s2
+    return ops._fa_sizes(query, key, value, head_num, input_layout, actual_seq_qlen,
+                         actual_seq_kvlen)["dropout_elements"]
 
 
 def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None,

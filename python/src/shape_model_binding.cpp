@@ -18,8 +18,8 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-/** The sizes of query, key and value shapes in `layout` (TND: with the cumulative sequence ends), and the shapes of
- * attention_out and the softmax statistics they imply. */
+/** The sizes of query, key and value shapes in `layout` (TND: with the cumulative sequence ends), the shapes of
+ * attention_out and the softmax statistics they imply, and the dropout bit count. */
 py::dict faSizes(const std::string& layout, const Dims& query, const Dims& key, const Dims& value, int64_t headNum,
                  const std::optional<Dims>& seqQEnds, const std::optional<Dims>& seqKvEnds) {
   const std::optional<ops::FaLayout> parsed = ops::faLayoutFromName(layout);
@@ -40,18 +40,21 @@ py::dict faSizes(const std::string& layout, const Dims& query, const Dims& key, 
   out["d"] = s.d, out["dv"] = s.dv, out["t1"] = s.t1, out["t2"] = s.t2;
   out["out_shape"] = ops::faLayoutShape(s, true, s.n1, s.dv);
   out["stats_shape"] = ops::faStatisticsShape(s);
+  out["dropout_elements"] = ops::faDropoutElements(s);
   return out;
 }
 
 }  // namespace
 
 void bindShapeModels(py::module_& module) {
-  module.def("fa_sizes", &faSizes, py::arg("input_layout"), py::arg("query"), py::arg("key"), py::arg("value"),
-             py::arg("head_num"), py::arg("seq_q_ends") = py::none(), py::arg("seq_kv_ends") = py::none(),
-             "The flash attention sizes of query / key / value shapes in input_layout: a dict of b, n1, n2, s1, s2, d, "
-             "dv, t1, t2 (TND: b and the longest lengths s1 / s2 from the cumulative ends; without them one batch), "
-             "out_shape (attention_out) and stats_shape (softmax_max / softmax_sum). A packed H (BSH / SBH) that does "
-             "not split gives 0.");
+  module.def(
+      "fa_sizes", &faSizes, py::arg("input_layout"), py::arg("query"), py::arg("key"), py::arg("value"),
+      py::arg("head_num"), py::arg("seq_q_ends") = py::none(), py::arg("seq_kv_ends") = py::none(),
+      "The flash attention sizes of query / key / value shapes in input_layout: a dict of b, n1, n2, s1, s2, d, "
+      "dv, t1, t2 (TND: b and the longest lengths s1 / s2 from the cumulative ends; without them one batch), "
+      "out_shape (attention_out), stats_shape (softmax_max / softmax_sum) and dropout_elements (the keep bits of one "
+      "call). A packed H (BSH / SBH) that does "
+      "not split gives 0.");
 }
 
 }  // namespace gradkit::python

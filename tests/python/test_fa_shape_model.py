@@ -24,6 +24,7 @@ def test_padded_layouts(layout):
     assert (s["b"], s["n1"], s["n2"], s["s1"], s["s2"], s["d"], s["dv"]) == (2, 4, 2, 3, 5, 8, 6)
     assert tuple(s["out_shape"]) == out
     assert tuple(s["stats_shape"]) == (2, 4, 3, 8)
+    assert s["dropout_elements"] == 2 * 4 * 3 * 5
     q, k, v = (np.empty(shape, np.float32) for shape in (q, k, v))  # the helpers take arrays or tensors
     assert ops.flash_attention_dims(q, k, v, 4, layout) == (2, 3, 4, 2, 8, 6)
     assert ops.flash_attention_out_shape(q, v, 4, layout, key=k) == out
@@ -35,6 +36,7 @@ def test_tnd_batches_from_cumulative_ends():
     assert (s["b"], s["s1"], s["s2"], s["t1"], s["t2"], s["dv"]) == (4, 7, 5, 9, 12, 6)
     assert tuple(s["out_shape"]) == (9, 4, 6)
     assert tuple(s["stats_shape"]) == (9, 4, 8)
+    assert s["dropout_elements"] == 4 * (2 * 5 + 0 * 2 + 7 * 5)  # batch 1 has no queries, batch 3 is not computed
 
 
 def test_wrong_rank_and_unknown_layout_are_value_errors():
