@@ -114,6 +114,12 @@ void storeFromDouble(aclDataType dtype, void* data, int64_t index, double value)
   }
 }
 
+double roundToDtype(aclDataType dtype, double value) {
+  unsigned char bytes[8] = {};
+  storeFromDouble(dtype, bytes, 0, value);
+  return loadAsDouble(dtype, bytes, 0);
+}
+
 bool holdsSpecialValues(aclDataType dtype) {
   return dtype == ACL_FLOAT || dtype == ACL_DOUBLE || dtype == ACL_FLOAT16 || dtype == ACL_BF16 ||
          dtype == ACL_FLOAT8_E4M3FN || dtype == ACL_FLOAT8_E5M2;

@@ -21,6 +21,9 @@ double loadAsDouble(aclDataType dtype, const void* data, int64_t index);
  */
 void storeFromDouble(aclDataType dtype, void* data, int64_t index, double value);
 
+/** `value` as an element of `dtype` holds it (storeFromDouble, then loadAsDouble). */
+double roundToDtype(aclDataType dtype, double value);
+
 /** True for the dtypes whose elements can hold NaN, Inf and -0. */
 bool holdsSpecialValues(aclDataType dtype);
 

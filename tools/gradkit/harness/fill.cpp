@@ -16,6 +16,19 @@ uint64_t SplitMix64::next() {
 
 double SplitMix64::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
+double NormalStream::next() {
+  if (spare_) {
+    spare_ = false;
+    return second_;
+  }
+  constexpr double kTwoPi = 6.28318530717958647692;
+  const double u1 = 1.0 - random_.uniform(), u2 = random_.uniform();  // u1 in (0, 1]
+  const double radius = std::sqrt(-2.0 * std::log(u1));
+  second_ = radius * std::sin(kTwoPi * u2);
+  spare_ = true;
+  return radius * std::cos(kTwoPi * u2);
+}
+
 void fillStorage(const TensorSpec& spec, void* storage, int64_t elements) {
   SplitMix64 random(spec.seed);
   const ValueSpec& values = spec.values;

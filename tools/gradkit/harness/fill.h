@@ -21,6 +21,20 @@ class SplitMix64 {
   uint64_t state_;
 };
 
+/** Standard normal values: Box-Muller over SplitMix64 (the same on every platform, unlike std::normal_distribution). */
+class NormalStream {
+ public:
+  explicit NormalStream(uint64_t seed) : random_(seed) {}
+  double next();
+  /** Uniform in [0, 1) from the same stream. */
+  double uniform() { return random_.uniform(); }
+
+ private:
+  SplitMix64 random_;
+  bool spare_ = false;
+  double second_ = 0.0;
+};
+
 /**
  * Fills `elements` elements of `storage` (dtype spec.dtype) with spec.values, drawn with spec.seed: every
  * storage element, including the gaps a strided view skips, so gaps hold plausible data too.

@@ -1,148 +1,190 @@
-#include "suites/flash_attention_seed_case.h"
-
+// A seed case (the seed's keys, suites/flash_attention_seed.h) as a case of the backward suite: its keys restated
+// in the suite's (whose parser and the operator's checks then judge them), and its inputs as the seed draws them.
 #include <algorithm>
 #include <cmath>
-#include <map>
 
+#include "golden/flash_attention.h"
+#include "harness/elements.h"
 #include "harness/error.h"
+#include "harness/fill.h"
+#include "harness/tensor_spec.h"
+#include "suites/flash_attention_seed.h"
+#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
 
 using nlohmann::json;
 
-aclDataType seedDtype(const std::string& text, const std::string& where) {
-  static const std::map<std::string, aclDataType> dtypes{{"fp16", ACL_FLOAT16},
-                                                         {"bf16", ACL_BF16},
-                                                         {"fp32", ACL_FLOAT},
-                                                         {"fp8_e5m2", ACL_FLOAT8_E5M2},
-                                                         {"fp8_e4m3fn", ACL_FLOAT8_E4M3FN}};
-  const auto found = dtypes.find(text);
-  if (found == dtypes.end()) throw HarnessError(where + ": unknown dtype \"" + text + "\"");
-  return found->second;
+constexpr int64_t kRopeSplit = 128;   // the seed splits Q and K at 128 (spec 5.8)
+constexpr int64_t kAlibiRows = 1024;  // the compressed ALiBi pse (spec 2.9)
+
+bool templateMode(int64_t mode) { return mode == 2 || mode == 3 || mode == 4 || mode == 7 || mode == 8; }
+
+// `count` standard normal values cast to `dtype` (FP8: kept in fp32, quantised by writeFp8Inputs).
+std::vector<double> normalValues(NormalStream& normal, int64_t count, aclDataType dtype) {
+  const aclDataType cast = (dtype == ACL_FLOAT8_E5M2 || dtype == ACL_FLOAT8_E4M3FN) ? ACL_FLOAT : dtype;
+  std::vector<double> values(static_cast<size_t>(count));
+  for (double& value : values) value = roundToDtype(cast, normal.next());
+  return values;
 }
 
-void oneOf(const std::string& value, const std::vector<std::string>& allowed, const std::string& where) {
-  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
-  std::string list;
-  for (const std::string& a : allowed) list += (list.empty() ? "" : " | ") + a;
-  throw HarnessError(where + ": \"" + value + "\" is not one of " + list);
+// Splits rows of `full` columns at `split`: the first columns stay in `head`, the others are returned.
+std::vector<double> splitColumns(std::vector<double>& head, int64_t full, int64_t split) {
+  std::vector<double> first, rest;
+  for (size_t e = 0; e < head.size(); ++e) (static_cast<int64_t>(e) % full < split ? first : rest).push_back(head[e]);
+  head = std::move(first);
+  return rest;
 }
 
-int64_t size(const json& t, const char* key, int64_t fallback, const std::string& name) {
-  const int64_t value = t.value(key, fallback);
-  if (value < 1) throw HarnessError(name + ": '" + key + "' must be >= 1");
-  return value;
+// The pse (spec 5.6): random tables (BN1S, 1NSS, BNSS); the seed's ALiBi table [Sx, Sy] of slope_n * (c - r) on and
+// below the diagonal, 0 above (BNHS, 1NHS: the operator gets its last 1024 rows and S2 columns, TND the whole [1024,
+// S2max]); or, for types 2 / 3, the slopes 1 / ((b + 1)(n1 + 1)) (BN) or 1 / (n1 + 1) (N).
+std::vector<double> pseValues(OpCase& c, const FaCase& fc, NormalStream& normal) {
+  const std::vector<int64_t>& shape = c.spec("pse").shape;
+  const aclDataType dtype = c.spec("pse").dtype;
+  std::vector<double> values;
+  if (fc.slopes()) {
+    for (int64_t b = 0; b < (fc.pse == "BN" ? fc.b : 1); ++b) {
+      for (int64_t n = 0; n < fc.n1; ++n) {
+        values.push_back(roundToDtype(ACL_FLOAT, 1.0 / static_cast<double>((fc.pse == "BN" ? b + 1 : 1) * (n + 1))));
+      }
+    }
+    return values;
+  }
+  if (fc.pse != "BNHS" && fc.pse != "1NHS") return normalValues(normal, c.spec("pse").numel(), dtype);
+  const std::vector<double> slopes = golden::alibiSlopes(fc.n1);
+  const int64_t sx = fc.tnd() ? kAlibiRows : std::max(fc.s1, kAlibiRows);
+  const int64_t sy = fc.tnd() ? fc.s2 : std::max(fc.s2, kAlibiRows);
+  for (int64_t table = 0; table < shape[0] * fc.n1; ++table) {
+    for (int64_t r = sx - kAlibiRows; r < sx; ++r) {
+      for (int64_t col = sy - fc.s2; col < sy; ++col) {
+        const double slope = slopes[static_cast<size_t>(table % fc.n1)];
+        values.push_back(roundToDtype(dtype, col <= r ? static_cast<double>(col - r) * slope : 0.0));
+      }
+    }
+  }
+  return values;
+}
+
+// The attention mask (spec 5.5): the [2048, 2048] strict upper triangle template of modes 2, 3, 4, 7, 8, mode 0's
+// band of pre / next tokens, mode 1 random 0 / 1 (TND: zeros).
+std::vector<double> maskValues(OpCase& c, const FaCase& fc, NormalStream& normal) {
+  const std::vector<int64_t>& shape = c.spec("attenMask").shape;
+  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  std::vector<double> values(static_cast<size_t>(c.spec("attenMask").numel()));
+  for (int64_t e = 0; e < static_cast<int64_t>(values.size()); ++e) {
+    const int64_t i = (e / cols) % rows, j = e % cols;
+    bool masked = !fc.tnd() && fc.sparseMode == 1 && normal.uniform() < 0.5;
+    if (fc.mask == "template") masked = j > i;
+    if (fc.mask != "template" && fc.sparseMode == 0) masked = j >= i + fc.nextTokens + 1 || j <= i - fc.preTokens - 1;
+    values[static_cast<size_t>(e)] = masked ? 1.0 : 0.0;
+  }
+  return values;
 }
 
 }  // namespace
 
-double SeedCase::scale() const { return 1.0 / std::sqrt(static_cast<double>(d)); }
-
-FaCase SeedCase::layoutCase() const {
-  FaCase fc;
-  fc.layout = layout;
-  fc.tnd = tnd();
-  fc.batch = batch;
-  fc.n1 = n1;
-  fc.n2 = n2;
-  fc.headNum = n1;
-  fc.d = dQk();
-  fc.dv = dv;
-  fc.s1 = s1;
-  fc.s2 = s2;
-  fc.seqQ = seqQ;
-  fc.seqKv = seqKv;
-  int64_t q = 0, kv = 0;
-  for (size_t b = 0; b < seqQ.size(); ++b) {
-    fc.cumQ.push_back(q += seqQ[b]);
-    fc.cumKv.push_back(kv += seqKv[b]);
-  }
-  fc.tokensQ = q;
-  fc.tokensKv = kv;
-  return fc;
-}
-
 SeedCase parseSeedCase(const json& t) {
-  SeedCase c;
-  c.name = t.value("name", std::string());
-  if (c.name.empty()) throw HarnessError("a seed case needs a \"name\"");
-  const std::string where = "seed case " + c.name;
-  c.layout = t.value("input_layout", std::string("BNSD"));
-  oneOf(c.layout, {"BNSD", "BSND", "BSH", "SBH", "TND"}, where + " 'input_layout'");
-  c.n1 = size(t, "N1", 1, where);
-  c.n2 = size(t, "N2", c.n1, where);
-  if (c.n1 % c.n2 != 0) throw HarnessError(where + ": N1 must be a multiple of N2");
-  c.d = size(t, "D", 16, where);
-  c.dv = size(t, "D_V", c.d, where);
-  if (c.tnd()) {
-    c.seqQ = t.at("actual_seq_qlen").get<std::vector<int64_t>>();
-    c.seqKv = t.value("actual_seq_kvlen", c.seqQ);
-    if (c.seqQ.empty() || c.seqKv.size() != c.seqQ.size()) {
-      throw HarnessError(where + ": 'actual_seq_qlen' and 'actual_seq_kvlen' need the same, non-zero count");
-    }
-    for (const int64_t length : c.seqQ) {
-      if (length < 0) throw HarnessError(where + ": sequence lengths must be >= 0");
-    }
-    c.batch = static_cast<int64_t>(c.seqQ.size());
-    c.s1 = *std::max_element(c.seqQ.begin(), c.seqQ.end());
-    c.s2 = *std::max_element(c.seqKv.begin(), c.seqKv.end());
-    if (t.value("S1", c.s1) != c.s1 || t.value("S2", c.s2) != c.s2) {
-      throw HarnessError(where + ": TND 'S1' / 'S2' must be the largest lengths");
-    }
-    if (t.contains("B") && t["B"].get<int64_t>() != c.batch) {
-      throw HarnessError(where + ": 'B' must be the number of lengths");
-    }
-  } else {
-    c.batch = size(t, "B", 1, where);
-    c.s1 = size(t, "S1", 1, where);
-    c.s2 = size(t, "S2", c.s1, where);
-    c.seqQ.assign(static_cast<size_t>(c.batch), c.s1);
-    c.seqKv.assign(static_cast<size_t>(c.batch), c.s2);
-  }
-  c.dtypeText = t.value("dtype", std::string("fp16"));
-  c.dtype = seedDtype(c.dtypeText, where + " 'dtype'");
-  c.outDtypeText = t.value("out_dtype", c.fp8() ? std::string("fp16") : c.dtypeText);
-  c.outDtype = seedDtype(c.outDtypeText, where + " 'out_dtype'");
-  if (!c.fp8() && c.outDtype != c.dtype) throw HarnessError(where + ": 'out_dtype' must equal 'dtype' (not FP8)");
-  if (c.fp8() && c.outDtype != ACL_FLOAT16 && c.outDtype != ACL_BF16) {
-    throw HarnessError(where + ": FP8 'out_dtype' must be fp16 or bf16");
-  }
-  c.seed = t.value("seed", int64_t{0});
-  c.offset = t.value("offset", int64_t{0});
-  c.sparseMode = t.value("sparse_mode", int64_t{0});
-  c.preTokens = t.value("pre_tockens_input", int64_t{65536});
-  c.nextTokens = t.value("next_tockens_input", int64_t{65536});
-  c.keepProb = t.value("drop_out_possibility", 1.0);
-  if (!(c.keepProb > 0.0 && c.keepProb <= 1.0)) throw HarnessError(where + ": 'drop_out_possibility' not in (0, 1]");
-  c.pseType = t.value("pse_type", int64_t{1});
-  c.pseShape = t.value("pse_shape", std::string("NONE"));
-  oneOf(c.pseShape, {"NONE", "BN1S", "1NSS", "BNSS", "BNHS", "1NHS", "BN", "N"}, where + " 'pse_shape'");
-  if (c.hasPse() && c.slopes() != (c.pseType == 2 || c.pseType == 3)) {
-    throw HarnessError(where + ": pse_shape BN / N go with pse_type 2 / 3, the tables with 0 / 1");
-  }
-  if (c.tnd() && c.hasPse() && c.pseShape != "BNHS" && c.pseShape != "1NHS" && !c.slopes()) {
-    throw HarnessError(where + ": TND takes the 1024-row ALiBi pse (BNHS / 1NHS) or slopes only");
-  }
-  c.maskDtypeText = t.value("atten_mask_dtype", std::string("NONE"));
-  oneOf(c.maskDtypeText, {"NONE", "BOOL", "uint8"}, where + " 'atten_mask_dtype'");
-  c.maskShape = t.value("atten_mask_shape", std::string("NONE"));
-  oneOf(c.maskShape, {"NONE", "SS", "11SS", "B1SS", "BNSS"}, where + " 'atten_mask_shape'");
-  if ((c.maskShape == "NONE") != (c.maskDtypeText == "NONE")) {
+  SeedCase sc;
+  sc.name = t.value("name", std::string());
+  if (sc.name.empty()) throw HarnessError("a seed case needs a \"name\"");
+  const std::string where = "seed case " + sc.name;
+  const std::string layout = t.value("input_layout", std::string("BNSD"));
+  sc.fullD = t.value("D", int64_t{16});
+  const bool rope = t.value("rope", 0) != 0;
+  sc.dtypeText = t.value("dtype", std::string("fp16"));
+  const bool fp8 = sc.dtypeText.rfind("fp8", 0) == 0;
+  const std::string outDtype = t.value("out_dtype", fp8 ? std::string("fp16") : sc.dtypeText);
+  if (!fp8 && outDtype != sc.dtypeText) throw HarnessError(where + ": 'out_dtype' must equal 'dtype' (not FP8)");
+  const int64_t sparseMode = t.value("sparse_mode", int64_t{0});
+  const std::string mask = t.value("atten_mask_shape", std::string("NONE"));
+  const std::string maskDtype = t.value("atten_mask_dtype", std::string("NONE"));
+  if ((mask == "NONE") != (maskDtype == "NONE")) {
     throw HarnessError(where + ": 'atten_mask_dtype' and 'atten_mask_shape' are NONE together");
   }
-  if (c.hasMask() && (c.sparseMode == 5 || c.sparseMode == 6)) {
+  if (mask != "NONE" && sparseMode > 1 && !templateMode(sparseMode)) {
     throw HarnessError(where + ": sparse modes 5 / 6 need a prefix, which the seed's cases cannot give");
   }
-  c.rope = t.value("rope", 0) != 0;
-  if (c.rope && c.d <= SeedCase::kRopeSplit) throw HarnessError(where + ": rope needs D > 128");
-  if (t.contains("modes")) c.modes = t["modes"].get<std::vector<std::string>>();
-  for (const std::string& mode : c.modes) oneOf(mode, {"grad_only", "auto_grad"}, where + " 'modes'");
-  c.dataSeed = t.value("data_seed", uint64_t{0});
-  c.pending = t.value("pending", std::string());
-  c.pendingModes = t.value("pending_modes", std::map<std::string, std::string>{});
-  c.expectFirstKeepBits = t.value("expect_first_keep_bits", std::string());
-  return c;
+  const double keepProb = t.value("drop_out_possibility", 1.0);
+  const std::string pse = t.value("pse_shape", std::string("NONE"));
+  sc.suiteCase = {{"name", sc.name},
+                  {"soc", "Ascend950"},
+                  {"api", "GradV4"},
+                  {"layout", layout},
+                  {"N1", t.value("N1", int64_t{1})},
+                  {"N2", t.value("N2", t.value("N1", int64_t{1}))},
+                  {"D", rope ? kRopeSplit : sc.fullD},
+                  {"D_rope", rope ? sc.fullD - kRopeSplit : 0},
+                  {"DV", t.value("D_V", sc.fullD)},
+                  {"scale", 1.0 / std::sqrt(static_cast<double>(sc.fullD))},  // the full D (spec 2.13)
+                  {"dtype", sc.dtypeText},
+                  {"keep_prob", keepProb},
+                  {"dropout", keepProb < 1.0 ? "philox" : "none"},  // the V4 entry points draw it from seed / offset
+                  {"drop_seed", t.value("seed", int64_t{0})},
+                  {"drop_offset", t.value("offset", int64_t{0})},
+                  {"sparse_mode", sparseMode},
+                  {"pre_tokens", t.value("pre_tockens_input", int64_t{65536})},
+                  {"next_tokens", t.value("next_tockens_input", int64_t{65536})},
+                  // Modes 2, 3, 4, 7, 8 take the [2048, 2048] template whatever shape the seed names.
+                  {"mask", mask == "NONE"             ? "none"
+                           : templateMode(sparseMode) ? "template"
+                                                      : mask},
+                  {"mask_dtype", maskDtype == "BOOL" ? "bool" : "uint8"},
+                  {"pse_shape", pse == "NONE" ? "none" : pse},
+                  {"pse_type", t.value("pse_type", int64_t{1})}};
+  if (fp8) sc.suiteCase["out_dtype"] = outDtype;
+  if (layout == "TND") {
+    const std::vector<int64_t> seqQ = t.at("actual_seq_qlen").get<std::vector<int64_t>>();
+    const std::vector<int64_t> seqKv = t.value("actual_seq_kvlen", seqQ);
+    const auto largest = [](const std::vector<int64_t>& v) {
+      return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+    };
+    if (t.value("S1", largest(seqQ)) != largest(seqQ) || t.value("S2", largest(seqKv)) != largest(seqKv) ||
+        t.value("B", static_cast<int64_t>(seqQ.size())) != static_cast<int64_t>(seqQ.size())) {
+      throw HarnessError(where + ": TND 'S1' / 'S2' must be the largest lengths and 'B' their count");
+    }
+    sc.suiteCase.update({{"seq_q", seqQ}, {"seq_kv", seqKv}});
+  } else {
+    sc.suiteCase.update({{"B", t.value("B", int64_t{1})},
+                         {"S1", t.value("S1", int64_t{1})},
+                         {"S2", t.value("S2", t.value("S1", int64_t{1}))}});
+  }
+  if (t.contains("modes")) sc.modes = t["modes"].get<std::vector<std::string>>();
+  for (const std::string& mode : sc.modes) {
+    if (mode != "grad_only" && mode != "auto_grad") throw HarnessError(where + ": unknown mode \"" + mode + "\"");
+  }
+  sc.dataSeed = t.value("data_seed", uint64_t{0});
+  sc.pending = t.value("pending", std::string());
+  sc.pendingModes = t.value("pending_modes", std::map<std::string, std::string>{});
+  sc.expectFirstKeepBits = t.value("expect_first_keep_bits", std::string());
+  return sc;
+}
+
+void writeSeedInputs(OpCase& c, const SeedCase& sc, const FaCase& fc) {
+  // One stream per case (its name and data_seed), drawn in the seed's order: q, k, v, dy, then pse, then mask.
+  NormalStream normal(sc.dataSeed ^ hashName(sc.name));
+  const aclDataType dtype = c.spec("query").dtype;
+  const auto rows = [](const std::vector<int64_t>& lengths, int64_t heads) {
+    int64_t all = 0;
+    for (const int64_t length : lengths) all += length;
+    return all * heads;
+  };
+  std::vector<double> q = normalValues(normal, rows(fc.seqQ, fc.n1) * sc.fullD, dtype);
+  std::vector<double> k = normalValues(normal, rows(fc.seqKv, fc.n2) * sc.fullD, dtype);
+  const std::vector<double> v = normalValues(normal, rows(fc.seqKv, fc.n2) * fc.dv, dtype);
+  const std::vector<double> dy = normalValues(normal, rows(fc.seqQ, fc.n1) * fc.dv, dtype);
+  if (fc.hasPse()) writeView(c, "pse", pseValues(c, fc, normal));
+  if (fc.hasMask()) writeView(c, "attenMask", maskValues(c, fc, normal));
+  if (fc.dRope > 0) {
+    writeCanonical(c, fc, "queryRope", splitColumns(q, sc.fullD, fc.d));
+    writeCanonical(c, fc, "keyRope", splitColumns(k, sc.fullD, fc.d));
+  }
+  if (fc.fp8) return writeFp8Inputs(c, fc, {as<float>(q), as<float>(k), as<float>(v), as<float>(dy)});
+  writeCanonical(c, fc, "query", q);
+  writeCanonical(c, fc, "key", k);
+  writeCanonical(c, fc, "value", v);
+  writeCanonical(c, fc, "dy", dy);
 }
 
 }  // namespace gradkit::cli

@@ -1,0 +1,255 @@
+// The golden side of a flash attention case (suites/flash_attention_suite.h): golden/flash_attention's problem read
+// back from the case's tensors, its forward and backward in double (the golden) and float (the naive computation of
+// the double benchmark), and golden/flash_attention_fp8.h's chain for FP8 cases, in canonical order.
+#include <algorithm>
+#include <memory>
+#include <type_traits>
+
+#include "core/tile_path.h"
+#include "golden/flash_attention_fp8.h"
+#include "harness/elements.h"
+#include "harness/error.h"
+#include "suites/flash_attention_suite.h"
+#include "suites/mhc_suite_common.h"
+
+namespace gradkit::cli {
+namespace {
+
+// The canonical values of `key` on the first `heads` query heads (and their kv heads): with B = 1 they come first.
+template <class Real>
+std::vector<Real> headValues(OpCase& c, const FaCase& fc, const std::string& key, int64_t heads) {
+  std::vector<double> values = canonicalValues(c, fc, key);
+  const bool kvSide = key == "key" || key == "value" || key == "keyRope";
+  const int64_t all = kvSide ? fc.n2 : fc.n1, kept = kvSide ? std::max<int64_t>(heads / fc.groups(), 1) : heads;
+  if (kept < all) values.resize(values.size() / static_cast<size_t>(all) * static_cast<size_t>(kept));
+  return as<Real>(values);
+}
+
+template <class Real>
+std::vector<double> wide(const std::vector<Real>& values) {
+  return {values.begin(), values.end()};
+}
+
+// The case's q, k, v (and rope parts) on `heads`, and the golden's view of them.
+template <class Real>
+struct Inputs {
+  std::vector<Real> q, k, v, qRope, kRope;
+  golden::FlashAttentionInputs<Real> view;
+  Inputs(OpCase& c, const FaCase& fc, int64_t heads)
+      : q(headValues<Real>(c, fc, "query", heads)),
+        k(headValues<Real>(c, fc, "key", heads)),
+        v(headValues<Real>(c, fc, "value", heads)) {
+    view = {q.data(), k.data(), v.data()};
+    if (fc.dRope == 0) return;
+    qRope = headValues<Real>(c, fc, "queryRope", heads);
+    kRope = headValues<Real>(c, fc, "keyRope", heads);
+    view.qRope = qRope.data();
+    view.kRope = kRope.data();
+  }
+};
+
+// FP8: the quantised values (not codes) of q, k, v, dy on `heads` and the de-quant scales ([B][N][blocks]: with
+// B = 1 the first heads' blocks come first).
+struct Fp8Inputs {
+  std::vector<float> q, k, v, dy, dsQ, dsK, dsV, dsDy;
+  golden::FlashAttentionFp8Inputs view;
+  Fp8Inputs(OpCase& c, const FaCase& fc, int64_t heads, bool backward)
+      : q(headValues<float>(c, fc, "query", heads)),
+        k(headValues<float>(c, fc, "key", heads)),
+        v(headValues<float>(c, fc, "value", heads)),
+        dy(backward ? headValues<float>(c, fc, "dy", heads) : std::vector<float>{}),
+        dsQ(as<float>(denseValues(c, "dScaleQ"))),
+        dsK(as<float>(denseValues(c, "dScaleK"))),
+        dsV(as<float>(denseValues(c, "dScaleV"))),
+        dsDy(backward ? as<float>(denseValues(c, "dScaleDy")) : std::vector<float>{}) {
+    const bool e5m2 = c.spec("query").dtype == ACL_FLOAT8_E5M2;
+    view = {e5m2 ? golden::Fp8Format::E5M2 : golden::Fp8Format::E4M3FN,
+            q.data(),
+            k.data(),
+            v.data(),
+            dsQ.data(),
+            dsK.data(),
+            dsV.data()};
+  }
+};
+
+// The backward's attentionIn and statistics as the case's tensors hold them, on `heads`.
+FaForwardValues givenForward(OpCase& c, const FaCase& fc, int64_t heads) {
+  return {headValues<double>(c, fc, "attentionIn", heads), headValues<double>(c, fc, "softmaxMax", heads),
+          headValues<double>(c, fc, "softmaxSum", heads)};
+}
+
+// The naive benchmark follows the path the op runs: on the native-bf16 tile path it multiplies bf16 P and dS too.
+template <class Real>
+golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t heads) {
+  golden::FlashAttentionProblem problem = faGoldenProblem(c, fc, heads);
+  problem.bf16ProductOperands = std::is_same_v<Real, float> && c.spec("query").dtype == ACL_BF16 &&
+                                chooseTilePath(ACL_BF16).path == TilePath::NativeBf16;
+  return problem;
+}
+
+// The value of a dense [Bp, Np, rows, cols] tensor (leading dims 1 broadcast; rows 1: one row for every i).
+template <class Value>
+std::function<Value(int64_t, int64_t, int64_t, int64_t)> broadcastLookup(std::shared_ptr<std::vector<Value>> values,
+                                                                         const std::vector<int64_t>& shape) {
+  const size_t rank = shape.size();
+  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  const int64_t batches = rank == 4 ? shape[0] : 1, heads = rank == 4 ? shape[1] : 1;
+  return [values, rows, cols, batches, heads](int64_t b, int64_t n, int64_t i, int64_t j) {
+    if (i < 0 || j < 0 || (rows > 1 && i >= rows) || j >= cols) return Value{};
+    const int64_t outer = (batches == 1 ? 0 : b) * heads + (heads == 1 ? 0 : n);
+    return static_cast<Value>((*values)[static_cast<size_t>((outer * rows + (rows == 1 ? 0 : i)) * cols + j)]);
+  };
+}
+
+// The 1024-row ALiBi pse (spec 2.9), expanded per (b, n1) on first use and kept for the rows that follow (the golden
+// walks heads in order).
+std::function<double(int64_t, int64_t, int64_t, int64_t)> alibiLookup(const FaCase& fc,
+                                                                      std::shared_ptr<std::vector<double>> table,
+                                                                      const std::vector<int64_t>& shape) {
+  struct Cache {
+    int64_t b = -1, n = -1;
+    std::vector<double> block;
+  };
+  auto cache = std::make_shared<Cache>();
+  return [table, shape, cache, s1 = fc.seqQ, s2 = fc.seqKv](int64_t b, int64_t n, int64_t i, int64_t j) {
+    const auto batch = static_cast<size_t>(b);
+    if (cache->b != b || cache->n != n) {
+      const double* block = table->data() + ((shape[0] == 1 ? 0 : b) * shape[1] + n) * shape[2] * shape[3];
+      cache->block = golden::expandAlibiPse(block, shape[2], shape[3], s1[batch], s2[batch]);
+      cache->b = b;
+      cache->n = n;
+    }
+    return cache->block[static_cast<size_t>(i * s2[batch] + j)];
+  };
+}
+
+}  // namespace
+
+golden::FlashAttentionProblem faShapeProblem(const FaCase& fc) {
+  golden::FlashAttentionProblem p;
+  p.batch = fc.b;
+  p.n1 = std::max<int64_t>(fc.n1, 1);
+  p.n2 = std::max<int64_t>(fc.n2, 1);
+  p.d = fc.d;
+  p.dv = fc.dv;
+  p.dRope = fc.dRope;
+  p.s1 = fc.seqQ;
+  p.s2 = fc.seqKv;
+  p.s2.resize(p.s1.size(), 0);
+  p.scale = static_cast<float>(fc.scale);
+  p.keepProb = static_cast<float>(fc.keepProb);
+  p.seed = static_cast<uint64_t>(fc.dropSeed);
+  p.offset = static_cast<uint64_t>(fc.dropOffset);
+  return p;
+}
+
+golden::FlashAttentionProblem faGoldenProblem(OpCase& c, const FaCase& fc, int64_t heads) {
+  golden::FlashAttentionProblem p = faShapeProblem(fc);
+  if (heads > 0 && heads < fc.n1) {
+    if (fc.b != 1 || fc.n1 != fc.n2) throw HarnessError("check_heads needs B = 1 and N1 = N2");
+    p.n1 = p.n2 = heads;
+  }
+  if (fc.hasMask()) {
+    p.hasMask = true;
+    p.sparseMode = fc.sparseMode;
+    p.preTokens = fc.preTokens;
+    p.nextTokens = fc.nextTokens;
+    p.prefix = fc.prefix;
+    if (fc.mask != "template") {
+      const std::vector<int64_t>& shape = c.spec("attenMask").shape;
+      const std::vector<unsigned char>& bytes = c.dense("attenMask");  // bool and uint8: one byte each
+      p.attenMask = broadcastLookup(std::make_shared<std::vector<bool>>(bytes.begin(), bytes.end()), shape);
+      p.maskRows = shape[shape.size() - 2];
+      p.maskCols = shape.back();
+    }
+  }
+  if (fc.hasPse()) {
+    p.hasPse = true;
+    p.pseType = fc.pseType;
+    auto values = std::make_shared<std::vector<double>>(denseValues(c, "pse"));
+    if (fc.slopes()) {  // [N1] or [B, N1]
+      for (int64_t b = 0; b < (fc.pse == "BN" ? fc.b : 1); ++b) {
+        for (int64_t n = 0; n < p.n1; ++n)
+          p.slopes.push_back(static_cast<float>((*values)[b * (fc.pse == "BN" ? fc.n1 : 0) + n]));
+      }
+    } else if (fc.pse == "BNHS" || fc.pse == "1NHS") {
+      p.pse = alibiLookup(fc, values, c.spec("pse").shape);
+    } else {
+      p.pse = broadcastLookup(values, c.spec("pse").shape);
+    }
+    if (!fc.qStartIdx.empty()) p.qStartIdx = fc.qStartIdx[0];
+    if (!fc.kvStartIdx.empty()) p.kvStartIdx = fc.kvStartIdx[0];
+  }
+  // The bytes live as long as the case: dense() keeps them.
+  if (fc.dropout == "mask") p.dropMask = c.dense("dropMask").data();
+  return p;
+}
+
+template <class Real>
+FaForwardValues faForward(OpCase& c, const FaCase& fc, int64_t heads) {
+  const Inputs<Real> in(c, fc, heads);
+  const auto out = golden::flashAttentionForward<Real>(goldenProblem<Real>(c, fc, heads), in.view);
+  return {wide(out.out), wide(out.softmaxMax), wide(out.softmaxSum)};
+}
+
+template <class Real>
+FaBackwardValues faBackward(OpCase& c, const FaCase& fc, int64_t heads) {
+  const Inputs<Real> in(c, fc, heads);
+  const std::vector<Real> dy = headValues<Real>(c, fc, "dy", heads);
+  FaForwardValues forward = fc.autoForward ? faForward<Real>(c, fc, heads) : givenForward(c, fc, heads);
+  if (fc.autoForward && std::is_same_v<Real, float>) {
+    for (double& value : forward.out) value = roundToDtype(c.spec("query").dtype, value);
+  }
+  const std::vector<Real> out = as<Real>(forward.out), max = as<Real>(forward.max), sum = as<Real>(forward.sum);
+  const auto grads = golden::flashAttentionBackward<Real>(goldenProblem<Real>(c, fc, heads),
+                                                          {in.view, dy.data(), out.data(), max.data(), sum.data()});
+  return {wide(grads.dq), wide(grads.dk), wide(grads.dv), wide(grads.dqRope), wide(grads.dkRope)};
+}
+
+template FaForwardValues faForward<double>(OpCase&, const FaCase&, int64_t);
+template FaForwardValues faForward<float>(OpCase&, const FaCase&, int64_t);
+template FaBackwardValues faBackward<double>(OpCase&, const FaCase&, int64_t);
+template FaBackwardValues faBackward<float>(OpCase&, const FaCase&, int64_t);
+
+FaForwardValues faGoldenForward(OpCase& c, const FaCase& fc) {
+  if (!fc.fp8) return faForward<double>(c, fc, fc.n1);
+  const Fp8Inputs in(c, fc, fc.n1, /*backward=*/false);
+  const auto out = golden::flashAttentionFp8Forward(faGoldenProblem(c, fc), in.view);
+  return {out.out, out.softmaxMax, out.softmaxSum};
+}
+
+FaBackwardValues faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads) {
+  if (!fc.fp8) return faBackward<double>(c, fc, heads);
+  const Fp8Inputs in(c, fc, heads, /*backward=*/true);
+  const FaForwardValues forward = fc.autoForward ? faGoldenForward(c, fc) : givenForward(c, fc, heads);
+  const auto grads = golden::flashAttentionFp8Backward(
+      faGoldenProblem(c, fc, heads),
+      {in.view, in.dy.data(), in.dsDy.data(), forward.out.data(), forward.max.data(), forward.sum.data()});
+  return {grads.dq, grads.dk, grads.dv, grads.dqRope, grads.dkRope};
+}
+
+void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forward) {
+  writeCanonical(c, fc, "attentionIn", forward.out);
+  writeCanonical(c, fc, "softmaxMax", forward.max);
+  writeCanonical(c, fc, "softmaxSum", forward.sum);
+}
+
+double faUnmaskedPairs(OpCase& c, const FaCase& fc) {
+  const golden::FlashAttentionProblem p = faGoldenProblem(c, fc);
+  const bool perHead = fc.mask == "BNSS";
+  double pairs = 0.0;
+  for (int64_t b = 0; b < fc.b; ++b) {
+    for (int64_t n = 0; n < (perHead ? fc.n1 : 1); ++n) {
+      double count = 0.0;
+      for (int64_t i = 0; i < p.s1[static_cast<size_t>(b)]; ++i) {
+        for (int64_t j = 0; j < p.s2[static_cast<size_t>(b)]; ++j)
+          count += golden::flashAttentionMasked(p, b, n, i, j) ? 0.0 : 1.0;
+      }
+      pairs += perHead ? count : count * static_cast<double>(fc.n1);
+    }
+  }
+  return pairs;
+}
+
+}  // namespace gradkit::cli
