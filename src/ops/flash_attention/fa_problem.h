@@ -15,14 +15,12 @@
 
 namespace gradkit::ops {
 
-/** faCallOf(args) (fa_check_common.h) with the layout parsed; throws std::logic_error if a checked rule fails. */
+/** faCallOf(args) (fa_check_common.h) with the layout parsed; throws std::logic_error for a layout the check should
+ * have rejected. */
 FaCall faPlanCallOf(const FaArgs& args);
 FaCall faPlanCallOf(const FagArgs& args);
 
-/**
- * The sizes of a checked call, derived by the checks' own rules (fa_check_common.h: layout, dims, TND lengths) plus
- * the rope head dim. Throws std::logic_error if a rule fails: the check let through a call it should have rejected.
- */
+/** The sizes of a checked call read through the size model (fa_layout.h: dims, TND lengths, the rope head dim). */
 FaSizes faPlanSizesOf(const FaCall& call);
 
 /** A tensor of `call`'s layout with head dim `headDim`, as [batch][head][row][col]. */
