@@ -157,23 +157,22 @@ void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forw
 /** The unmasked (i, j) pairs summed over batches and query heads (the bench's FLOPs count only those). */
 double faUnmaskedPairs(OpCase& c, const FaCase& fc);
 
-/** One output: golden and naive values in canonical order and the dense element of each. */
+/** One output's golden (or naive) values in canonical order and the dense element of each (statistics: 8 lanes). */
 struct FaOutput {
   std::string key;
-  bool stats = false;  // 8 lanes per value
-  std::vector<double> golden, naive;
+  bool stats = false;
+  std::vector<double> values;
   std::vector<int64_t> index;
 };
-std::vector<FaOutput> faForwardOutputs(const FaCase& fc, const FaForwardValues& golden, const FaForwardValues& naive,
-                                       const std::string& outKey);
-std::vector<FaOutput> faBackwardOutputs(const FaCase& fc, const FaBackwardValues& golden,
-                                        const FaBackwardValues& naive);
+/** The outputs of a forward (attention out as `outKey`) or a backward; the values of the checked heads. */
+std::vector<FaOutput> faOutputs(const FaCase& fc, const FaForwardValues& values, const std::string& outKey);
+std::vector<FaOutput> faOutputs(const FaCase& fc, const FaBackwardValues& values);
 /** Stores each output's golden (rounded to its dtype) as OpCase::golden for --dump. */
 void faStoreGolden(OpCase& c, const std::vector<FaOutput>& outputs);
 /** The double-benchmark verdict of flash_attention_suite_judge.cpp (row.passed, bitExact, errors, notes). */
-void faJudge(OpCase& c, const std::vector<FaOutput>& outputs, VerifyRow& row);
+void faJudge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<FaOutput>& naives, VerifyRow& row);
 /** The FP8 verdict of flash_attention_suite_judge.cpp on dq, dk, dv. */
-void faFp8Judge(OpCase& c, const FaCase& fc, const FaBackwardValues& golden, VerifyRow& row);
+void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row);
 
 /** One entry point's two phases bound to a case (spec fag.md 2.2: each version's parameters in its order). */
 struct FaEntryCall {

@@ -2,6 +2,7 @@
 // GetWorkspaceSize and the second phase of one upstream version, given the case's tensors (nullptr where the case
 // leaves one out; the V4 ones take the rope tensors of a case with D_rope), arrays and attributes in that version's
 // order.
+#include <map>
 #include <memory>
 
 #include "aclnnop/aclnn_flash_attention_score.h"
@@ -71,130 +72,79 @@ std::string forwardApiFor(const std::string& backwardApi) {
 
 }  // namespace
 
+// One entry point bound to arguments (captured by value): its GetWorkspaceSize and its second phase.
+#define FA_ENTRY(api, ...)                                                                            \
+  FaEntryCall {                                                                                       \
+    [=](uint64_t* ws, aclOpExecutor** ex) { return api##GetWorkspaceSize(__VA_ARGS__, ws, ex); }, api \
+  }
+
+FaEntryCall pick(const std::map<std::string, FaEntryCall>& entries, const std::string& api, const char* direction) {
+  const auto found = entries.find(api);
+  if (found == entries.end())
+    throw HarnessError(std::string("'api': unknown ") + direction + " entry point \"" + api + "\"");
+  return found->second;
+}
+
 FaEntryCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey, const std::string& api) {
   const Common a = commonOf(c, fc);
   aclTensor* const out = faTensor(c, fc, outKey);
-  const std::string which = api.empty() ? fc.api : api;
-  if (which == "Score") {
-    return {[a, out](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionScoreGetWorkspaceSize(a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix,
-                                                              a.scale, a.keep, a.pre, a.next, a.heads, a.layout->data(),
-                                                              a.precise, a.mode, a.max, a.sum, nullptr, out, ws, ex);
-            },
-            aclnnFlashAttentionScore};
-  }
-  if (which == "ScoreV2") {
-    return {[a, out](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionScoreV2GetWorkspaceSize(
-                  a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix, a.qStart, a.kvStart, a.scale, a.keep, a.pre,
-                  a.next, a.heads, a.layout->data(), a.precise, a.mode, a.pseType, a.max, a.sum, nullptr, out, ws, ex);
-            },
-            aclnnFlashAttentionScoreV2};
-  }
-  if (which == "ScoreV4") {
-    return {[a, out](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionScoreV4GetWorkspaceSize(
-                  a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.qRope, a.kRope, nullptr, nullptr, nullptr, nullptr,
-                  a.prefix, a.seqQ, a.seqKv, a.qStart, a.kvStart, a.scale, a.keep, a.pre, a.next, a.heads,
-                  a.layout->data(), a.precise, a.mode, 0, a.pseType, a.statsLayout->data(), a.seed, a.offset, a.max,
-                  a.sum, nullptr, out, ws, ex);
-            },
-            aclnnFlashAttentionScoreV4};
-  }
-  if (which == "VarLenScore") {
-    return {[a, out](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
-                  a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix, a.seqQ, a.seqKv, a.scale, a.keep, a.pre,
-                  a.next, a.heads, a.layout->data(), a.precise, a.mode, a.max, a.sum, nullptr, out, ws, ex);
-            },
-            aclnnFlashAttentionVarLenScore};
-  }
-  if (which == "VarLenScoreV2") {
-    return {[a, out](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionVarLenScoreV2GetWorkspaceSize(
-                  a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix, a.seqQ, a.seqKv, a.qStart, a.kvStart,
-                  a.scale, a.keep, a.pre, a.next, a.heads, a.layout->data(), a.precise, a.mode, a.pseType, a.max, a.sum,
-                  nullptr, out, ws, ex);
-            },
-            aclnnFlashAttentionVarLenScoreV2};
-  }
-  if (which == "VarLenScoreV4") {
-    return {[a, out](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionVarLenScoreV4GetWorkspaceSize(
-                  a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix, a.seqQ, a.seqKv, a.scale, a.keep, a.pre,
-                  a.next, a.heads, a.layout->data(), a.precise, a.mode, a.statsLayout->data(), a.max, a.sum, nullptr,
-                  out, ws, ex);
-            },
-            aclnnFlashAttentionVarLenScoreV4};
-  }
-  throw HarnessError("'api': unknown forward entry point \"" + which + "\"");
+  char* const layout = a.layout->data();
+  const std::map<std::string, FaEntryCall> entries{
+      {"Score", FA_ENTRY(aclnnFlashAttentionScore, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix, a.scale,
+                         a.keep, a.pre, a.next, a.heads, layout, a.precise, a.mode, a.max, a.sum, nullptr, out)},
+      {"ScoreV2", FA_ENTRY(aclnnFlashAttentionScoreV2, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix,
+                           a.qStart, a.kvStart, a.scale, a.keep, a.pre, a.next, a.heads, layout, a.precise, a.mode,
+                           a.pseType, a.max, a.sum, nullptr, out)},
+      {"ScoreV4", FA_ENTRY(aclnnFlashAttentionScoreV4, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.qRope, a.kRope,
+                           nullptr, nullptr, nullptr, nullptr, a.prefix, a.seqQ, a.seqKv, a.qStart, a.kvStart, a.scale,
+                           a.keep, a.pre, a.next, a.heads, layout, a.precise, a.mode, 0, a.pseType,
+                           a.statsLayout->data(), a.seed, a.offset, a.max, a.sum, nullptr, out)},
+      {"VarLenScore", FA_ENTRY(aclnnFlashAttentionVarLenScore, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix,
+                               a.seqQ, a.seqKv, a.scale, a.keep, a.pre, a.next, a.heads, layout, a.precise, a.mode,
+                               a.max, a.sum, nullptr, out)},
+      {"VarLenScoreV2", FA_ENTRY(aclnnFlashAttentionVarLenScoreV2, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask,
+                                 a.prefix, a.seqQ, a.seqKv, a.qStart, a.kvStart, a.scale, a.keep, a.pre, a.next,
+                                 a.heads, layout, a.precise, a.mode, a.pseType, a.max, a.sum, nullptr, out)},
+      {"VarLenScoreV4", FA_ENTRY(aclnnFlashAttentionVarLenScoreV4, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask,
+                                 a.prefix, a.seqQ, a.seqKv, a.scale, a.keep, a.pre, a.next, a.heads, layout, a.precise,
+                                 a.mode, a.statsLayout->data(), a.max, a.sum, nullptr, out)}};
+  return pick(entries, api.empty() ? fc.api : api, "forward");
 }
 
 FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc) {
   const Common a = commonOf(c, fc);
   const auto t = [&](const char* key) { return faTensor(c, fc, key); };
   aclTensor *const dy = t("dy"), *const in = t("attentionIn"), *const dq = t("dq"), *const dk = t("dk"),
-                   *const dv = t("dv");
-  if (fc.api == "Grad") {
-    return {[a, dy, in, dq, dk, dv](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionScoreGradGetWorkspaceSize(
-                  a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr, in, a.prefix, a.scale,
-                  a.keep, a.pre, a.next, a.heads, a.layout->data(), a.precise, a.mode, dq, dk, dv, nullptr, ws, ex);
-            },
-            aclnnFlashAttentionScoreGrad};
-  }
-  if (fc.api == "GradV2") {
-    return {[a, dy, in, dq, dk, dv](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
-                  a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr, in, a.prefix, a.qStart,
-                  a.kvStart, a.scale, a.keep, a.pre, a.next, a.heads, a.layout->data(), a.precise, a.mode, a.pseType,
-                  dq, dk, dv, nullptr, ws, ex);
-            },
-            aclnnFlashAttentionScoreGradV2};
-  }
-  if (fc.api == "GradV4") {
-    aclTensor *const dsQ = t("dScaleQ"), *const dsK = t("dScaleK"), *const dsV = t("dScaleV"),
-                     *const dsDy = t("dScaleDy"), *const dsO = t("dScaleO"), *const dqRope = t("dqRope"),
-                     *const dkRope = t("dkRope");
-    // outDtype: FP8 outputs FLOAT16 (0) or BFLOAT16 (1); the other dtypes ignore it.
-    const int64_t outDtype = fc.fp8 && fc.outDtype == ACL_BF16 ? 1 : 0;
-    return {[=](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionScoreGradV4GetWorkspaceSize(
-                  a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr, in, nullptr, a.qRope,
-                  a.kRope, dsQ, dsK, dsV, dsDy, dsO, a.prefix, a.seqQ, a.seqKv, a.qStart, a.kvStart, a.scale, a.keep,
-                  a.pre, a.next, a.heads, a.layout->data(), a.statsLayout->data(), a.precise, a.mode, a.pseType, a.seed,
-                  a.offset, outDtype, dq, dk, dv, dqRope, dkRope, nullptr, nullptr, ws, ex);
-            },
-            aclnnFlashAttentionScoreGradV4};
-  }
-  if (fc.api == "Unpadding") {
-    return {[a, dy, in, dq, dk, dv](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionUnpaddingScoreGradGetWorkspaceSize(
-                  a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr, in, a.prefix, a.seqQ,
-                  a.seqKv, a.scale, a.keep, a.pre, a.next, a.heads, a.layout->data(), a.precise, a.mode, dq, dk, dv,
-                  nullptr, ws, ex);
-            },
-            aclnnFlashAttentionUnpaddingScoreGrad};
-  }
-  if (fc.api == "UnpaddingV2") {
-    return {[a, dy, in, dq, dk, dv](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionUnpaddingScoreGradV2GetWorkspaceSize(
-                  a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr, in, a.prefix, a.seqQ,
-                  a.seqKv, a.qStart, a.kvStart, a.scale, a.keep, a.pre, a.next, a.heads, a.layout->data(), a.precise,
-                  a.mode, a.pseType, dq, dk, dv, nullptr, ws, ex);
-            },
-            aclnnFlashAttentionUnpaddingScoreGradV2};
-  }
-  if (fc.api == "UnpaddingV4") {
-    return {[a, dy, in, dq, dk, dv](uint64_t* ws, aclOpExecutor** ex) {
-              return aclnnFlashAttentionUnpaddingScoreGradV4GetWorkspaceSize(
-                  a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr, in, a.prefix, a.seqQ,
-                  a.seqKv, a.scale, a.keep, a.pre, a.next, a.heads, a.layout->data(), a.precise, a.mode, dq, dk, dv,
-                  nullptr, a.statsLayout->data(), ws, ex);
-            },
-            aclnnFlashAttentionUnpaddingScoreGradV4};
-  }
-  throw HarnessError("'api': unknown backward entry point \"" + fc.api + "\"");
+                   *const dv = t("dv"), *const dqRope = t("dqRope"), *const dkRope = t("dkRope");
+  aclTensor *const dsQ = t("dScaleQ"), *const dsK = t("dScaleK"), *const dsV = t("dScaleV"),
+                   *const dsDy = t("dScaleDy"), *const dsO = t("dScaleO");
+  char* const layout = a.layout->data();
+  // outDtype: FP8 outputs FLOAT16 (0) or BFLOAT16 (1); the other dtypes ignore it.
+  const int64_t outDtype = fc.fp8 && fc.outDtype == ACL_BF16 ? 1 : 0;
+  const std::map<std::string, FaEntryCall> entries{
+      {"Grad",
+       FA_ENTRY(aclnnFlashAttentionScoreGrad, a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr,
+                in, a.prefix, a.scale, a.keep, a.pre, a.next, a.heads, layout, a.precise, a.mode, dq, dk, dv, nullptr)},
+      {"GradV2", FA_ENTRY(aclnnFlashAttentionScoreGradV2, a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max,
+                          a.sum, nullptr, in, a.prefix, a.qStart, a.kvStart, a.scale, a.keep, a.pre, a.next, a.heads,
+                          layout, a.precise, a.mode, a.pseType, dq, dk, dv, nullptr)},
+      {"GradV4",
+       FA_ENTRY(aclnnFlashAttentionScoreGradV4, a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum,
+                nullptr, in, nullptr, a.qRope, a.kRope, dsQ, dsK, dsV, dsDy, dsO, a.prefix, a.seqQ, a.seqKv, a.qStart,
+                a.kvStart, a.scale, a.keep, a.pre, a.next, a.heads, layout, a.statsLayout->data(), a.precise, a.mode,
+                a.pseType, a.seed, a.offset, outDtype, dq, dk, dv, dqRope, dkRope, nullptr, nullptr)},
+      {"Unpadding", FA_ENTRY(aclnnFlashAttentionUnpaddingScoreGrad, a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask,
+                             a.max, a.sum, nullptr, in, a.prefix, a.seqQ, a.seqKv, a.scale, a.keep, a.pre, a.next,
+                             a.heads, layout, a.precise, a.mode, dq, dk, dv, nullptr)},
+      {"UnpaddingV2",
+       FA_ENTRY(aclnnFlashAttentionUnpaddingScoreGradV2, a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max,
+                a.sum, nullptr, in, a.prefix, a.seqQ, a.seqKv, a.qStart, a.kvStart, a.scale, a.keep, a.pre, a.next,
+                a.heads, layout, a.precise, a.mode, a.pseType, dq, dk, dv, nullptr)},
+      {"UnpaddingV4",
+       FA_ENTRY(aclnnFlashAttentionUnpaddingScoreGradV4, a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max,
+                a.sum, nullptr, in, a.prefix, a.seqQ, a.seqKv, a.scale, a.keep, a.pre, a.next, a.heads, layout,
+                a.precise, a.mode, dq, dk, dv, nullptr, a.statsLayout->data())}};
+  return pick(entries, fc.api, "backward");
 }
 
 void writeOurForward(OpCase& c, const FaCase& fc) {

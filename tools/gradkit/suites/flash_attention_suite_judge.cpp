@@ -28,15 +28,13 @@ constexpr double kFp8OverShareGate = 0.005;  // spec 5.11's ratio
 constexpr double kFp8Relative = 0.005;       // spec 5.11's relative threshold
 constexpr double kFp8Floor = 2.4974346e-05;  // fp16(2.5e-5), as upstream stores it
 
-FaOutput output(const FaCase& fc, const std::string& key, const std::vector<double>& golden,
-                const std::vector<double>& naive) {
+FaOutput output(const FaCase& fc, const std::string& key, const std::vector<double>& values) {
   const bool stats = key == "softmaxMax" || key == "softmaxSum";
-  FaOutput result{key, stats, {}, {}, {}};
+  FaOutput result{key, stats, {}, {}};
   const std::vector<int64_t> index = faIndex(fc, key);
-  for (size_t k = 0; k < golden.size() && k < index.size(); ++k) {  // the checked heads come first
+  for (size_t k = 0; k < values.size() && k < index.size(); ++k) {  // the checked heads come first
     for (int64_t lane = 0; lane < (stats ? 8 : 1); ++lane) {
-      result.golden.push_back(golden[k]);
-      result.naive.push_back(naive[k]);
+      result.values.push_back(values[k]);
       result.index.push_back(index[k] + lane);
     }
   }
@@ -58,19 +56,15 @@ std::string scientific(double value) {
 
 }  // namespace
 
-std::vector<FaOutput> faForwardOutputs(const FaCase& fc, const FaForwardValues& golden, const FaForwardValues& naive,
-                                       const std::string& outKey) {
-  return {output(fc, outKey, golden.out, naive.out), output(fc, "softmaxMax", golden.max, naive.max),
-          output(fc, "softmaxSum", golden.sum, naive.sum)};
+std::vector<FaOutput> faOutputs(const FaCase& fc, const FaForwardValues& values, const std::string& outKey) {
+  return {output(fc, outKey, values.out), output(fc, "softmaxMax", values.max), output(fc, "softmaxSum", values.sum)};
 }
 
-std::vector<FaOutput> faBackwardOutputs(const FaCase& fc, const FaBackwardValues& golden,
-                                        const FaBackwardValues& naive) {
-  std::vector<FaOutput> outputs{output(fc, "dq", golden.dq, naive.dq), output(fc, "dk", golden.dk, naive.dk),
-                                output(fc, "dv", golden.dv, naive.dv)};
+std::vector<FaOutput> faOutputs(const FaCase& fc, const FaBackwardValues& values) {
+  std::vector<FaOutput> outputs{output(fc, "dq", values.dq), output(fc, "dk", values.dk), output(fc, "dv", values.dv)};
   if (fc.dRope > 0) {
-    outputs.push_back(output(fc, "dqRope", golden.dqRope, naive.dqRope));
-    outputs.push_back(output(fc, "dkRope", golden.dkRope, naive.dkRope));
+    outputs.push_back(output(fc, "dqRope", values.dqRope));
+    outputs.push_back(output(fc, "dkRope", values.dkRope));
   }
   return outputs;
 }
@@ -79,14 +73,15 @@ void faStoreGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
   for (const FaOutput& o : outputs) {
     unsigned char* golden = c.golden(o.key).data();
     for (size_t k = 0; k < o.index.size(); ++k) {
-      if (o.index[k] < c.spec(o.key).numel()) storeFromDouble(c.spec(o.key).dtype, golden, o.index[k], o.golden[k]);
+      if (o.index[k] < c.spec(o.key).numel()) storeFromDouble(c.spec(o.key).dtype, golden, o.index[k], o.values[k]);
     }
   }
 }
 
-void faJudge(OpCase& c, const std::vector<FaOutput>& outputs, VerifyRow& row) {
+void faJudge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<FaOutput>& naives, VerifyRow& row) {
   bool passed = true, bitExact = true;
-  for (const FaOutput& o : outputs) {
+  for (size_t out = 0; out < goldens.size(); ++out) {
+    const FaOutput& o = goldens[out];
     const aclDataType dtype = c.spec(o.key).dtype;
     int64_t numel = 0;
     const std::vector<unsigned char> dense = written(c, o.key, numel);
@@ -97,7 +92,7 @@ void faJudge(OpCase& c, const std::vector<FaOutput>& outputs, VerifyRow& row) {
         ++invalidMismatches;
         continue;
       }
-      const double a = loadAsDouble(dtype, dense.data(), o.index[k]), g = roundToDtype(dtype, o.golden[k]);
+      const double a = loadAsDouble(dtype, dense.data(), o.index[k]), g = roundToDtype(dtype, o.values[k]);
       bitExact = bitExact && (a == g || (std::isnan(a) && std::isnan(g)));
       if (o.stats && std::fabs(g) >= static_cast<double>(FLT_MAX)) {  // an invalid row: exact
         if (a != g) ++invalidMismatches;
@@ -108,7 +103,7 @@ void faJudge(OpCase& c, const std::vector<FaOutput>& outputs, VerifyRow& row) {
       row.maxRelErr = std::max(row.maxRelErr, error.rel);
       ours.push_back(a);
       golden.push_back(g);
-      naive.push_back(roundToDtype(dtype, o.naive[k]));
+      naive.push_back(roundToDtype(dtype, naives[out].values[k]));
     }
     const DoubleBenchmark verdict =
         doubleBenchmark(ours.data(), naive.data(), golden.data(), static_cast<int64_t>(ours.size()), dtype,
@@ -129,17 +124,17 @@ void faJudge(OpCase& c, const std::vector<FaOutput>& outputs, VerifyRow& row) {
   row.bitExact = bitExact;
 }
 
-void faFp8Judge(OpCase& c, const FaCase& fc, const FaBackwardValues& golden, VerifyRow& row) {
+void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row) {
   bool passed = true, bitExact = true;
   std::string summary;
-  for (const FaOutput& o : faBackwardOutputs(fc, golden, golden)) {
+  for (const FaOutput& o : goldens) {
     const aclDataType dtype = c.spec(o.key).dtype;
     int64_t numel = 0, over = 0;
     const std::vector<unsigned char> dense = written(c, o.key, numel);
     double num = 0, den = 0, worst = 0, top = 0;
     for (size_t k = 0; k < o.index.size(); ++k) {
       if (o.index[k] >= numel) throw HarnessError(o.key + ": golden element outside the output's view");
-      const double a = loadAsDouble(dtype, dense.data(), o.index[k]), g = roundToDtype(dtype, o.golden[k]);
+      const double a = loadAsDouble(dtype, dense.data(), o.index[k]), g = roundToDtype(dtype, o.values[k]);
       const double diff = std::fabs(a - g);
       row.maxAbsErr = std::max(row.maxAbsErr, diff);
       row.maxRelErr = std::max(row.maxRelErr, diff / std::max(std::fabs(g), kFp8Floor));

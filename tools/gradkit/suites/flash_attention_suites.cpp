@@ -112,97 +112,59 @@ void addBench(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
   };
 }
 
-// The call both suites make: the entry point, the golden of the checked heads (the full one stored for --dump) and
-// the verdict; `golden` and `judge` fill in the direction's part.
-template <class Values>
-OpCall checkedCall(OpCase& c, const FaCase& fc, const FaEntryCall& entry, std::shared_ptr<void> soc,
-                   std::function<Values()> golden, std::function<void(const Values&, VerifyRow&)> judge) {
-  const int64_t heads = fc.checkedHeads();
-  auto values = std::make_shared<Values>();
-  OpCall call;
-  call.plan = [plan = entry.plan, soc](uint64_t* ws, aclOpExecutor** ex) { return plan(ws, ex); };
-  call.run = entry.run;
-  call.golden = [heads, values, golden] {
-    if (heads > 0) *values = golden();
-  };
-  call.judge = [heads, values, judge](VerifyRow& row) {
-    if (heads > 0) return judge(*values, row);
-    row.passed = true;
-    appendNote(row, "not checked against the golden (check_heads 0)");
-  };
-  return call;
-}
-
-OpDescriptor flashAttentionScore() {
+// The suite of either direction: the inputs the case derives (backward: attentionIn and the statistics too), the
+// entry point, the golden of the checked heads (stored for --dump when it covers all) and the verdict.
+OpDescriptor flashAttentionSuite(bool backward) {
   OpDescriptor d;
-  d.name = "flash_attention_score";
-  d.api = "aclnnFlashAttentionScore";
+  d.name = backward ? "flash_attention_score_grad" : "flash_attention_score";
+  d.api = backward ? "aclnnFlashAttentionScoreGrad" : "aclnnFlashAttentionScore";
   d.needsShape = false;
   d.gate = Gate::kDoubleBenchmark;
-  d.tensors = faTensorRules(/*backward=*/false);
-  d.bind = [](OpCase& c) {
-    const FaCase fc = parseFaCase(c.json(), /*backward=*/false);
+  d.tensors = faTensorRules(backward);
+  d.run = backward ? RunCall(aclnnFlashAttentionScoreGradV2) : RunCall(aclnnFlashAttentionScoreV2);
+  d.bind = [backward](OpCase& c) {
+    const FaCase fc = parseFaCase(c.json(), backward);
     const std::shared_ptr<void> soc = applyCaseSoc(c.json());
     writeDerivedInputs(c, fc);
-    const int64_t heads = fc.checkedHeads();
-    OpCall call = checkedCall<FaForwardValues>(
-        c, fc, faForwardCall(c, fc, "attentionOut"), soc,
-        [&c, fc, heads] {
-          const FaForwardValues golden = faForward<double>(c, fc, heads);
-          if (heads == fc.n1) faStoreGolden(c, faForwardOutputs(fc, golden, golden, "attentionOut"));
-          return golden;
-        },
-        [&c, fc, heads](const FaForwardValues& golden, VerifyRow& row) {
-          faJudge(c, faForwardOutputs(fc, golden, faForward<float>(c, fc, heads), "attentionOut"), row);
-        });
-    if (c.bench()) addBench(c, fc, /*backward=*/false, call);
-    return call;
-  };
-  d.run = aclnnFlashAttentionScoreV2;
-  return d;
-}
-
-OpDescriptor flashAttentionScoreGrad() {
-  OpDescriptor d;
-  d.name = "flash_attention_score_grad";
-  d.api = "aclnnFlashAttentionScoreGrad";
-  d.needsShape = false;
-  d.gate = Gate::kDoubleBenchmark;
-  d.tensors = faTensorRules(/*backward=*/true);
-  d.bind = [](OpCase& c) {
-    const FaCase fc = parseFaCase(c.json(), /*backward=*/true);
-    const std::shared_ptr<void> soc = applyCaseSoc(c.json());
-    writeDerivedInputs(c, fc);
-    if (fc.fp8 && !fc.expectsRejection) writeFp8Inputs(c, fc);
-    if (!fc.expectsRejection) {
+    if (backward && !fc.expectsRejection) {
+      if (fc.fp8) writeFp8Inputs(c, fc);
       if (fc.autoForward) {
         writeOurForward(c, fc);
       } else {
         writeGoldenForward(c, fc, faGoldenForward(c, fc));
       }
     }
+    const FaEntryCall entry = backward ? faBackwardCall(c, fc) : faForwardCall(c, fc, "attentionOut");
     const int64_t heads = fc.checkedHeads();
-    OpCall call = checkedCall<FaBackwardValues>(
-        c, fc, faBackwardCall(c, fc), soc,
-        [&c, fc, heads] {
-          const FaBackwardValues golden = faGoldenBackward(c, fc, heads);
-          if (heads == fc.n1) faStoreGolden(c, faBackwardOutputs(fc, golden, golden));
-          return golden;
-        },
-        [&c, fc, heads](const FaBackwardValues& golden, VerifyRow& row) {
-          if (fc.fp8) return faFp8Judge(c, fc, golden, row);
-          faJudge(c, faBackwardOutputs(fc, golden, faBackward<float>(c, fc, heads)), row);
-        });
-    if (c.bench()) addBench(c, fc, /*backward=*/true, call);
+    const auto outputs = [&c, fc, heads, backward](bool golden) {
+      if (backward) return faOutputs(fc, golden ? faGoldenBackward(c, fc, heads) : faBackward<float>(c, fc, heads));
+      return faOutputs(fc, golden ? faForward<double>(c, fc, heads) : faForward<float>(c, fc, heads), "attentionOut");
+    };
+    auto golden = std::make_shared<std::vector<FaOutput>>();
+    OpCall call;
+    call.plan = [plan = entry.plan, soc](uint64_t* ws, aclOpExecutor** ex) { return plan(ws, ex); };
+    call.run = entry.run;
+    call.golden = [&c, fc, heads, outputs, golden] {
+      if (heads > 0) *golden = outputs(true);
+      if (heads == fc.n1) faStoreGolden(c, *golden);
+    };
+    call.judge = [&c, fc, heads, outputs, golden](VerifyRow& row) {
+      if (heads == 0) {
+        row.passed = true;
+        return appendNote(row, "not checked against the golden (check_heads 0)");
+      }
+      if (fc.fp8) return faFp8Judge(c, *golden, row);
+      faJudge(c, *golden, outputs(false), row);
+    };
+    if (c.bench()) addBench(c, fc, backward, call);
     return call;
   };
-  d.run = aclnnFlashAttentionScoreGradV2;
   return d;
 }
 
 [[maybe_unused]] const bool registered = [] {
-  registerSuite(std::make_unique<OpSuite>(flashAttentionScore()));
-  registerSuite(withFlashAttentionSeedCases(std::make_unique<OpSuite>(flashAttentionScoreGrad())));
+  registerSuite(std::make_unique<OpSuite>(flashAttentionSuite(/*backward=*/false)));
+  registerSuite(withFlashAttentionSeedCases(std::make_unique<OpSuite>(flashAttentionSuite(/*backward=*/true))));
   return true;
 }();
 
