@@ -12,6 +12,7 @@
 #include "harness/fill.h"
 #include "harness/peer.h"
 #include "harness/rows.h"
+#include "ops/compressor/compressor_layout.h"
 #include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
@@ -133,13 +134,9 @@ std::vector<int64_t> CompressorCase::xShape() const {
 }
 
 std::vector<int64_t> CompressorCase::rowsShape(const std::vector<int64_t>& tail) const {
-  const int64_t cr = std::max<int64_t>(layout.cmpRatio, 1);
-  std::vector<int64_t> dims;
-  if (layout.th) {
-    dims = {std::min(layout.tokens, layout.tokens / cr + layout.batch)};
-  } else {
-    dims = {layout.batch, (layout.seqLen + cr - 1) / cr};
-  }
+  const int64_t cr = std::max<int64_t>(layout.cmpRatio, 1);  // a rejection case's 0 still gets shapes
+  std::vector<int64_t> dims =
+      ops::compressorOutputLead(layout.th, layout.batch, layout.th ? layout.tokens : layout.seqLen, cr);
   dims.insert(dims.end(), tail.begin(), tail.end());
   return dims;
 }

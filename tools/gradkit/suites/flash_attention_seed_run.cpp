@@ -146,13 +146,9 @@ OpDescriptor seedDescriptor(const SeedCase& sc, const std::string& mode,
   d.name = "flash_attention_score_grad";
   d.api = "aclnnFlashAttentionScoreGradV4";
   d.needsShape = false;
-  d.tensors = faTensorRules(/*backward=*/true);
+  d.tensors = faTensorRules(/*backward=*/true, /*rope=*/sc.suiteCase.value("D_rope", 0) > 0);
   for (TensorRule& rule : d.tensors) {
     if (rule.key == "attentionIn" && mode == "auto_grad") rule.role = Role::kOutput;
-  }
-  if (sc.suiteCase.value("D_rope", 0) > 0) {
-    for (const char* key : {"queryRope", "keyRope"}) d.tensors.push_back(inputRule(key, faDefaults(key, true)));
-    for (const char* key : {"dqRope", "dkRope"}) d.tensors.push_back(outputRule(key, faDefaults(key, true)));
   }
   d.run = aclnnFlashAttentionScoreGradV4;
   d.bind = [&sc, mode, golden, &log](OpCase& c) {

@@ -62,7 +62,7 @@
 
 namespace gradkit::cli {
 
-/** The sizes (the size model's), semantics and entry point of one case. */
+// The case (flash_attention_suite_case.cpp): its sizes are the size model's.
 struct FaCase : ops::FaSizes {
   std::string layoutName = "BNSD";   // as passed to the op: a rejection case may name an unknown layout
   int64_t headNum = 1;               // the headNum attribute
@@ -99,10 +99,9 @@ struct FaCase : ops::FaSizes {
 /** Parses the keys above; throws HarnessError naming a bad key. `backward` picks the default entry point. */
 FaCase parseFaCase(const nlohmann::json& testCase, bool backward);
 
-/** The suites' tensor rules (defaults below): forward or backward inputs and outputs. */
-std::vector<TensorRule> faTensorRules(bool backward);
-/** Default view and values of the tensor named `key`. */
-std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key, bool backward);
+// The tensors (flash_attention_suite_tensors.cpp).
+/** The rules of the forward or backward suite's tensors (with `rope`: queryRope, keyRope in, dqRope, dkRope out). */
+std::vector<TensorRule> faTensorRules(bool backward, bool rope = false);
 /** Writes the values the case derives rather than draws: mask content, the ALiBi table, the drop mask. */
 void writeDerivedInputs(OpCase& c, const FaCase& fc);
 /**
@@ -114,10 +113,9 @@ void writeFp8Inputs(OpCase& c, const FaCase& fc, const std::array<std::vector<fl
 void writeFp8Inputs(OpCase& c, const FaCase& fc);
 /** The tensor's aclTensor, or nullptr when the case leaves it out (absent optional, or listed in "null"). */
 aclTensor* faTensor(OpCase& c, const FaCase& fc, const std::string& key);
-
 /**
- * Canonical order (golden/flash_attention.h: per batch [heads][rows][dim]; statistics one value per query row): the
- * dense element of each canonical value of `key` (statistics: the row's first of 8 lanes, spec 2.6).
+ * The dense element of each canonical value of `key` (golden/flash_attention.h's order: per batch [heads][rows][dim];
+ * the statistics one value per query row, at the first of its 8 lanes, spec 2.6).
  */
 std::vector<int64_t> faIndex(const FaCase& fc, const std::string& key);
 /** The tensor's values before the run in canonical order. */
@@ -125,56 +123,48 @@ std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::stri
 /** Writes canonical values into the tensor (rounded to its dtype; padding 0; statistics on all 8 lanes). */
 void writeCanonical(OpCase& c, const FaCase& fc, const std::string& key, const std::vector<double>& values);
 
-/** The forward's outputs in canonical order, and the backward's (rope parts empty without rope). */
+// The golden (flash_attention_suite_golden.cpp), in canonical order.
 struct FaForwardValues {
   std::vector<double> out, max, sum;
 };
 struct FaBackwardValues {
-  std::vector<double> dq, dk, dv, dqRope, dkRope;
+  std::vector<double> dq, dk, dv, dqRope, dkRope;  // rope parts empty without rope
 };
-/** The problem's sizes, scale and dropout stream: enough for the Philox drop mask and FP8 quantisation. */
-golden::FlashAttentionProblem faShapeProblem(const FaCase& fc);
-/**
- * The golden problem, its mask, pse and dropout read from the case's tensors as they were before the run; with
- * `heads` > 0 (B = 1, N1 = N2 only) cut to the first `heads` heads.
- */
-golden::FlashAttentionProblem faGoldenProblem(OpCase& c, const FaCase& fc, int64_t heads = 0);
-/** The golden (Real = double) or naive (float) forward on the first `heads` query heads. */
-template <class Real>
-FaForwardValues faForward(OpCase& c, const FaCase& fc, int64_t heads);
-/**
- * The golden (double) or naive (float) backward on the first `heads` heads, from attentionIn and the statistics as
- * the case's tensors hold them, or with fc.autoForward from faForward<Real> (the float chain rounds out to the io
- * dtype, as our forward writes it).
- */
-template <class Real>
-FaBackwardValues faBackward(OpCase& c, const FaCase& fc, int64_t heads);
-/** The golden forward (every head) and backward: golden/flash_attention_fp8.h's chain for FP8 cases. */
-FaForwardValues faGoldenForward(OpCase& c, const FaCase& fc);
-FaBackwardValues faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads);
-/** Writes a forward's out and statistics into attentionIn, softmaxMax, softmaxSum, rounded as the op takes them. */
-void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forward);
-/** The unmasked (i, j) pairs summed over batches and query heads (the bench's FLOPs count only those). */
-double faUnmaskedPairs(OpCase& c, const FaCase& fc);
-
-/** One output's golden (or naive) values in canonical order and the dense element of each (statistics: 8 lanes). */
+/** One output's golden or naive values with the dense element of each (statistics: all 8 lanes). */
 struct FaOutput {
   std::string key;
   bool stats = false;
   std::vector<double> values;
   std::vector<int64_t> index;
 };
-/** The outputs of a forward (attention out as `outKey`) or a backward; the values of the checked heads. */
-std::vector<FaOutput> faOutputs(const FaCase& fc, const FaForwardValues& values, const std::string& outKey);
-std::vector<FaOutput> faOutputs(const FaCase& fc, const FaBackwardValues& values);
+/** The problem's sizes, scale and dropout stream: enough for the Philox drop mask and FP8 quantisation. */
+golden::FlashAttentionProblem faShapeProblem(const FaCase& fc);
+/** The golden forward on every head: golden/flash_attention.h in double, or the FP8 chain. */
+FaForwardValues faGoldenForward(OpCase& c, const FaCase& fc);
+/**
+ * The golden backward on the first `heads` heads, from attentionIn and the statistics as the case's tensors hold
+ * them, or with fc.autoForward from the golden forward.
+ */
+FaBackwardValues faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads);
+/**
+ * The outputs of the suite's direction on the checked heads: the golden, or the naive one of the double benchmark
+ * (the same code in float; an auto backward's float chain rounds out to the io dtype, as our forward writes it).
+ */
+std::vector<FaOutput> faCheckedOutputs(OpCase& c, const FaCase& fc, bool backward, bool naive);
+/** Writes a forward's out and statistics into attentionIn, softmaxMax, softmaxSum, rounded as the op takes them. */
+void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forward);
+/** The unmasked (i, j) pairs summed over batches and query heads (the bench's FLOPs count only those). */
+double faUnmaskedPairs(OpCase& c, const FaCase& fc);
+
+// The verdicts (flash_attention_suite_judge.cpp).
 /** Stores each output's golden (rounded to its dtype) as OpCase::golden for --dump. */
 void faStoreGolden(OpCase& c, const std::vector<FaOutput>& outputs);
-/** The double-benchmark verdict of flash_attention_suite_judge.cpp (row.passed, bitExact, errors, notes). */
+/** The double benchmark: row.passed, bitExact, errors and a note per failing output. */
 void faJudge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<FaOutput>& naives, VerifyRow& row);
-/** The FP8 verdict of flash_attention_suite_judge.cpp on dq, dk, dv. */
+/** The FP8 gate on dq, dk, dv, with a note of the measured numbers. */
 void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row);
 
-/** One entry point's two phases bound to a case (spec fag.md 2.2: each version's parameters in its order). */
+// The entry points (flash_attention_suite_calls.cpp, spec fag.md 2.2).
 struct FaEntryCall {
   PlanCall plan;
   RunCall run;
@@ -185,10 +175,5 @@ FaEntryCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey
 FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc);
 /** Runs the forward of fc.api's family into attentionIn and the statistics (downloaded); throws when it fails. */
 void writeOurForward(OpCase& c, const FaCase& fc);
-
-extern template FaForwardValues faForward<double>(OpCase&, const FaCase&, int64_t);
-extern template FaForwardValues faForward<float>(OpCase&, const FaCase&, int64_t);
-extern template FaBackwardValues faBackward<double>(OpCase&, const FaCase&, int64_t);
-extern template FaBackwardValues faBackward<float>(OpCase&, const FaCase&, int64_t);
 
 }  // namespace gradkit::cli

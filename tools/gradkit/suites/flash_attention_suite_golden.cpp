@@ -30,63 +30,28 @@ std::vector<double> wide(const std::vector<Real>& values) {
   return {values.begin(), values.end()};
 }
 
-// The case's q, k, v (and rope parts) on `heads`, and the golden's view of them.
+// The case's inputs on `heads` as the golden reads them (FP8: the quantised values and the de-quant scales, [B][N]
+// [blocks]: with B = 1 the first heads' blocks come first).
 template <class Real>
 struct Inputs {
-  std::vector<Real> q, k, v, qRope, kRope;
-  golden::FlashAttentionInputs<Real> view;
-  Inputs(OpCase& c, const FaCase& fc, int64_t heads)
-      : q(headValues<Real>(c, fc, "query", heads)),
-        k(headValues<Real>(c, fc, "key", heads)),
-        v(headValues<Real>(c, fc, "value", heads)) {
-    view = {q.data(), k.data(), v.data()};
-    if (fc.dRope == 0) return;
-    qRope = headValues<Real>(c, fc, "queryRope", heads);
-    kRope = headValues<Real>(c, fc, "keyRope", heads);
-    view.qRope = qRope.data();
-    view.kRope = kRope.data();
+  std::vector<Real> q, k, v, dy, qRope, kRope;
+  std::vector<float> dsQ, dsK, dsV, dsDy;
+  Inputs(OpCase& c, const FaCase& fc, int64_t heads, bool backward) {
+    const auto read = [&](const char* key) { return headValues<Real>(c, fc, key, heads); };
+    q = read("query"), k = read("key"), v = read("value");
+    if (backward) dy = read("dy");
+    if (fc.dRope > 0) qRope = read("queryRope"), kRope = read("keyRope");
+    if (!fc.fp8) return;
+    dsQ = as<float>(denseValues(c, "dScaleQ")), dsK = as<float>(denseValues(c, "dScaleK"));
+    dsV = as<float>(denseValues(c, "dScaleV")), dsDy = as<float>(denseValues(c, "dScaleDy"));
   }
-};
-
-// FP8: the quantised values (not codes) of q, k, v, dy on `heads` and the de-quant scales ([B][N][blocks]: with
-// B = 1 the first heads' blocks come first).
-struct Fp8Inputs {
-  std::vector<float> q, k, v, dy, dsQ, dsK, dsV, dsDy;
-  golden::FlashAttentionFp8Inputs view;
-  Fp8Inputs(OpCase& c, const FaCase& fc, int64_t heads, bool backward)
-      : q(headValues<float>(c, fc, "query", heads)),
-        k(headValues<float>(c, fc, "key", heads)),
-        v(headValues<float>(c, fc, "value", heads)),
-        dy(backward ? headValues<float>(c, fc, "dy", heads) : std::vector<float>{}),
-        dsQ(as<float>(denseValues(c, "dScaleQ"))),
-        dsK(as<float>(denseValues(c, "dScaleK"))),
-        dsV(as<float>(denseValues(c, "dScaleV"))),
-        dsDy(backward ? as<float>(denseValues(c, "dScaleDy")) : std::vector<float>{}) {
+  golden::FlashAttentionInputs<Real> view() const { return {q.data(), k.data(), v.data(), qRope.data(), kRope.data()}; }
+  golden::FlashAttentionFp8Inputs fp8View(OpCase& c) const {
     const bool e5m2 = c.spec("query").dtype == ACL_FLOAT8_E5M2;
-    view = {e5m2 ? golden::Fp8Format::E5M2 : golden::Fp8Format::E4M3FN,
-            q.data(),
-            k.data(),
-            v.data(),
-            dsQ.data(),
-            dsK.data(),
-            dsV.data()};
+    const golden::Fp8Format format = e5m2 ? golden::Fp8Format::E5M2 : golden::Fp8Format::E4M3FN;
+    return {format, q.data(), k.data(), v.data(), dsQ.data(), dsK.data(), dsV.data()};
   }
 };
-
-// The backward's attentionIn and statistics as the case's tensors hold them, on `heads`.
-FaForwardValues givenForward(OpCase& c, const FaCase& fc, int64_t heads) {
-  return {headValues<double>(c, fc, "attentionIn", heads), headValues<double>(c, fc, "softmaxMax", heads),
-          headValues<double>(c, fc, "softmaxSum", heads)};
-}
-
-// The naive benchmark follows the path the op runs: on the native-bf16 tile path it multiplies bf16 P and dS too.
-template <class Real>
-golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t heads) {
-  golden::FlashAttentionProblem problem = faGoldenProblem(c, fc, heads);
-  problem.bf16ProductOperands = std::is_same_v<Real, float> && c.spec("query").dtype == ACL_BF16 &&
-                                chooseTilePath(ACL_BF16).path == TilePath::NativeBf16;
-  return problem;
-}
 
 // The value of a dense [Bp, Np, rows, cols] tensor (leading dims 1 broadcast; rows 1: one row for every i).
 template <class Value>
@@ -117,34 +82,15 @@ std::function<double(int64_t, int64_t, int64_t, int64_t)> alibiLookup(const FaCa
     if (cache->b != b || cache->n != n) {
       const double* block = table->data() + ((shape[0] == 1 ? 0 : b) * shape[1] + n) * shape[2] * shape[3];
       cache->block = golden::expandAlibiPse(block, shape[2], shape[3], s1[batch], s2[batch]);
-      cache->b = b;
-      cache->n = n;
+      cache->b = b, cache->n = n;
     }
     return cache->block[static_cast<size_t>(i * s2[batch] + j)];
   };
 }
 
-}  // namespace
-
-golden::FlashAttentionProblem faShapeProblem(const FaCase& fc) {
-  golden::FlashAttentionProblem p;
-  p.batch = fc.b;
-  p.n1 = std::max<int64_t>(fc.n1, 1);
-  p.n2 = std::max<int64_t>(fc.n2, 1);
-  p.d = fc.d;
-  p.dv = fc.dv;
-  p.dRope = fc.dRope;
-  p.s1 = fc.seqQ;
-  p.s2 = fc.seqKv;
-  p.s2.resize(p.s1.size(), 0);
-  p.scale = static_cast<float>(fc.scale);
-  p.keepProb = static_cast<float>(fc.keepProb);
-  p.seed = static_cast<uint64_t>(fc.dropSeed);
-  p.offset = static_cast<uint64_t>(fc.dropOffset);
-  return p;
-}
-
-golden::FlashAttentionProblem faGoldenProblem(OpCase& c, const FaCase& fc, int64_t heads) {
+// The golden problem, its mask, pse and dropout read from the case's tensors as they were before the run; with
+// `heads` > 0 (B = 1, N1 = N2 only) cut to the first `heads` heads.
+golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t heads = 0) {
   golden::FlashAttentionProblem p = faShapeProblem(fc);
   if (heads > 0 && heads < fc.n1) {
     if (fc.b != 1 || fc.n1 != fc.n2) throw HarnessError("check_heads needs B = 1 and N1 = N2");
@@ -152,16 +98,12 @@ golden::FlashAttentionProblem faGoldenProblem(OpCase& c, const FaCase& fc, int64
   }
   if (fc.hasMask()) {
     p.hasMask = true;
-    p.sparseMode = fc.sparseMode;
-    p.preTokens = fc.preTokens;
-    p.nextTokens = fc.nextTokens;
-    p.prefix = fc.prefix;
+    p.sparseMode = fc.sparseMode, p.preTokens = fc.preTokens, p.nextTokens = fc.nextTokens, p.prefix = fc.prefix;
     if (fc.mask != "template") {
       const std::vector<int64_t>& shape = c.spec("attenMask").shape;
       const std::vector<unsigned char>& bytes = c.dense("attenMask");  // bool and uint8: one byte each
       p.attenMask = broadcastLookup(std::make_shared<std::vector<bool>>(bytes.begin(), bytes.end()), shape);
-      p.maskRows = shape[shape.size() - 2];
-      p.maskCols = shape.back();
+      p.maskRows = shape[shape.size() - 2], p.maskCols = shape.back();
     }
   }
   if (fc.hasPse()) {
@@ -170,8 +112,7 @@ golden::FlashAttentionProblem faGoldenProblem(OpCase& c, const FaCase& fc, int64
     auto values = std::make_shared<std::vector<double>>(denseValues(c, "pse"));
     if (fc.slopes()) {  // [N1] or [B, N1]
       for (int64_t b = 0; b < (fc.pse == "BN" ? fc.b : 1); ++b) {
-        for (int64_t n = 0; n < p.n1; ++n)
-          p.slopes.push_back(static_cast<float>((*values)[b * (fc.pse == "BN" ? fc.n1 : 0) + n]));
+        for (int64_t n = 0; n < p.n1; ++n) p.slopes.push_back(static_cast<float>((*values)[b * fc.n1 + n]));
       }
     } else if (fc.pse == "BNHS" || fc.pse == "1NHS") {
       p.pse = alibiLookup(fc, values, c.spec("pse").shape);
@@ -181,52 +122,99 @@ golden::FlashAttentionProblem faGoldenProblem(OpCase& c, const FaCase& fc, int64
     if (!fc.qStartIdx.empty()) p.qStartIdx = fc.qStartIdx[0];
     if (!fc.kvStartIdx.empty()) p.kvStartIdx = fc.kvStartIdx[0];
   }
-  // The bytes live as long as the case: dense() keeps them.
-  if (fc.dropout == "mask") p.dropMask = c.dense("dropMask").data();
+  if (fc.dropout == "mask") p.dropMask = c.dense("dropMask").data();  // dense() keeps the bytes for the case
   return p;
 }
 
+// The naive benchmark follows the path the op runs: on the native-bf16 tile path it multiplies bf16 P and dS too.
 template <class Real>
-FaForwardValues faForward(OpCase& c, const FaCase& fc, int64_t heads) {
-  const Inputs<Real> in(c, fc, heads);
-  const auto out = golden::flashAttentionForward<Real>(goldenProblem<Real>(c, fc, heads), in.view);
+golden::FlashAttentionProblem realProblem(OpCase& c, const FaCase& fc, int64_t heads) {
+  golden::FlashAttentionProblem problem = goldenProblem(c, fc, heads);
+  problem.bf16ProductOperands = std::is_same_v<Real, float> && c.spec("query").dtype == ACL_BF16 &&
+                                chooseTilePath(ACL_BF16).path == TilePath::NativeBf16;
+  return problem;
+}
+
+template <class Real>
+FaForwardValues forwardValues(OpCase& c, const FaCase& fc, int64_t heads) {
+  const auto out =
+      golden::flashAttentionForward<Real>(realProblem<Real>(c, fc, heads), Inputs<Real>(c, fc, heads, false).view());
   return {wide(out.out), wide(out.softmaxMax), wide(out.softmaxSum)};
 }
 
+// The backward's attentionIn and statistics as the case's tensors hold them, on `heads`.
+FaForwardValues givenForward(OpCase& c, const FaCase& fc, int64_t heads) {
+  return {headValues<double>(c, fc, "attentionIn", heads), headValues<double>(c, fc, "softmaxMax", heads),
+          headValues<double>(c, fc, "softmaxSum", heads)};
+}
+
 template <class Real>
-FaBackwardValues faBackward(OpCase& c, const FaCase& fc, int64_t heads) {
-  const Inputs<Real> in(c, fc, heads);
-  const std::vector<Real> dy = headValues<Real>(c, fc, "dy", heads);
-  FaForwardValues forward = fc.autoForward ? faForward<Real>(c, fc, heads) : givenForward(c, fc, heads);
+FaBackwardValues backwardValues(OpCase& c, const FaCase& fc, int64_t heads) {
+  const Inputs<Real> in(c, fc, heads, true);
+  FaForwardValues given = fc.autoForward ? forwardValues<Real>(c, fc, heads) : givenForward(c, fc, heads);
   if (fc.autoForward && std::is_same_v<Real, float>) {
-    for (double& value : forward.out) value = roundToDtype(c.spec("query").dtype, value);
+    for (double& value : given.out) value = roundToDtype(c.spec("query").dtype, value);
   }
-  const std::vector<Real> out = as<Real>(forward.out), max = as<Real>(forward.max), sum = as<Real>(forward.sum);
-  const auto grads = golden::flashAttentionBackward<Real>(goldenProblem<Real>(c, fc, heads),
-                                                          {in.view, dy.data(), out.data(), max.data(), sum.data()});
+  const std::vector<Real> out = as<Real>(given.out), max = as<Real>(given.max), sum = as<Real>(given.sum);
+  const auto grads = golden::flashAttentionBackward<Real>(
+      realProblem<Real>(c, fc, heads), {in.view(), in.dy.data(), out.data(), max.data(), sum.data()});
   return {wide(grads.dq), wide(grads.dk), wide(grads.dv), wide(grads.dqRope), wide(grads.dkRope)};
 }
 
-template FaForwardValues faForward<double>(OpCase&, const FaCase&, int64_t);
-template FaForwardValues faForward<float>(OpCase&, const FaCase&, int64_t);
-template FaBackwardValues faBackward<double>(OpCase&, const FaCase&, int64_t);
-template FaBackwardValues faBackward<float>(OpCase&, const FaCase&, int64_t);
+FaOutput output(const FaCase& fc, const std::string& key, const std::vector<double>& values) {
+  const bool stats = key == "softmaxMax" || key == "softmaxSum";
+  FaOutput result{key, stats, {}, {}};
+  const std::vector<int64_t> index = faIndex(fc, key);
+  for (size_t k = 0; k < values.size() && k < index.size(); ++k) {  // the checked heads come first
+    for (int64_t lane = 0; lane < (stats ? 8 : 1); ++lane) {
+      result.values.push_back(values[k]);
+      result.index.push_back(index[k] + lane);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+golden::FlashAttentionProblem faShapeProblem(const FaCase& fc) {
+  golden::FlashAttentionProblem p;
+  p.batch = fc.b;
+  p.n1 = std::max<int64_t>(fc.n1, 1), p.n2 = std::max<int64_t>(fc.n2, 1);
+  p.d = fc.d, p.dv = fc.dv, p.dRope = fc.dRope;
+  p.s1 = fc.seqQ, p.s2 = fc.seqKv;
+  p.s2.resize(p.s1.size(), 0);
+  p.scale = static_cast<float>(fc.scale), p.keepProb = static_cast<float>(fc.keepProb);
+  p.seed = static_cast<uint64_t>(fc.dropSeed), p.offset = static_cast<uint64_t>(fc.dropOffset);
+  return p;
+}
 
 FaForwardValues faGoldenForward(OpCase& c, const FaCase& fc) {
-  if (!fc.fp8) return faForward<double>(c, fc, fc.n1);
-  const Fp8Inputs in(c, fc, fc.n1, /*backward=*/false);
-  const auto out = golden::flashAttentionFp8Forward(faGoldenProblem(c, fc), in.view);
+  if (!fc.fp8) return forwardValues<double>(c, fc, fc.n1);
+  const Inputs<float> in(c, fc, fc.n1, false);
+  const auto out = golden::flashAttentionFp8Forward(goldenProblem(c, fc), in.fp8View(c));
   return {out.out, out.softmaxMax, out.softmaxSum};
 }
 
 FaBackwardValues faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads) {
-  if (!fc.fp8) return faBackward<double>(c, fc, heads);
-  const Fp8Inputs in(c, fc, heads, /*backward=*/true);
-  const FaForwardValues forward = fc.autoForward ? faGoldenForward(c, fc) : givenForward(c, fc, heads);
+  if (!fc.fp8) return backwardValues<double>(c, fc, heads);
+  const Inputs<float> in(c, fc, heads, true);
+  const FaForwardValues given = fc.autoForward ? faGoldenForward(c, fc) : givenForward(c, fc, heads);
   const auto grads = golden::flashAttentionFp8Backward(
-      faGoldenProblem(c, fc, heads),
-      {in.view, in.dy.data(), in.dsDy.data(), forward.out.data(), forward.max.data(), forward.sum.data()});
+      goldenProblem(c, fc, heads),
+      {in.fp8View(c), in.dy.data(), in.dsDy.data(), given.out.data(), given.max.data(), given.sum.data()});
   return {grads.dq, grads.dk, grads.dv, grads.dqRope, grads.dkRope};
+}
+
+std::vector<FaOutput> faCheckedOutputs(OpCase& c, const FaCase& fc, bool backward, bool naive) {
+  const int64_t heads = fc.checkedHeads();
+  if (!backward) {
+    const FaForwardValues v = naive ? forwardValues<float>(c, fc, heads) : forwardValues<double>(c, fc, heads);
+    return {output(fc, "attentionOut", v.out), output(fc, "softmaxMax", v.max), output(fc, "softmaxSum", v.sum)};
+  }
+  const FaBackwardValues v = naive ? backwardValues<float>(c, fc, heads) : faGoldenBackward(c, fc, heads);
+  std::vector<FaOutput> outputs{output(fc, "dq", v.dq), output(fc, "dk", v.dk), output(fc, "dv", v.dv)};
+  if (fc.dRope > 0) outputs.insert(outputs.end(), {output(fc, "dqRope", v.dqRope), output(fc, "dkRope", v.dkRope)});
+  return outputs;
 }
 
 void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forward) {
@@ -236,7 +224,7 @@ void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forw
 }
 
 double faUnmaskedPairs(OpCase& c, const FaCase& fc) {
-  const golden::FlashAttentionProblem p = faGoldenProblem(c, fc);
+  const golden::FlashAttentionProblem p = goldenProblem(c, fc);
   const bool perHead = fc.mask == "BNSS";
   double pairs = 0.0;
   for (int64_t b = 0; b < fc.b; ++b) {
@@ -244,7 +232,7 @@ double faUnmaskedPairs(OpCase& c, const FaCase& fc) {
       double count = 0.0;
       for (int64_t i = 0; i < p.s1[static_cast<size_t>(b)]; ++i) {
         for (int64_t j = 0; j < p.s2[static_cast<size_t>(b)]; ++j)
-          count += golden::flashAttentionMasked(p, b, n, i, j) ? 0.0 : 1.0;
+          count += golden::flashAttentionMasked(p, b, n, i, j) ? 0 : 1;
       }
       pairs += perHead ? count : count * static_cast<double>(fc.n1);
     }

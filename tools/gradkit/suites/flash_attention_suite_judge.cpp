@@ -28,19 +28,6 @@ constexpr double kFp8OverShareGate = 0.005;  // spec 5.11's ratio
 constexpr double kFp8Relative = 0.005;       // spec 5.11's relative threshold
 constexpr double kFp8Floor = 2.4974346e-05;  // fp16(2.5e-5), as upstream stores it
 
-FaOutput output(const FaCase& fc, const std::string& key, const std::vector<double>& values) {
-  const bool stats = key == "softmaxMax" || key == "softmaxSum";
-  FaOutput result{key, stats, {}, {}};
-  const std::vector<int64_t> index = faIndex(fc, key);
-  for (size_t k = 0; k < values.size() && k < index.size(); ++k) {  // the checked heads come first
-    for (int64_t lane = 0; lane < (stats ? 8 : 1); ++lane) {
-      result.values.push_back(values[k]);
-      result.index.push_back(index[k] + lane);
-    }
-  }
-  return result;
-}
-
 // The output's dense view as the op wrote it, and its element count.
 std::vector<unsigned char> written(OpCase& c, const std::string& key, int64_t& numel) {
   std::vector<unsigned char> dense = c.tensor(key).dense();
@@ -55,19 +42,6 @@ std::string scientific(double value) {
 }
 
 }  // namespace
-
-std::vector<FaOutput> faOutputs(const FaCase& fc, const FaForwardValues& values, const std::string& outKey) {
-  return {output(fc, outKey, values.out), output(fc, "softmaxMax", values.max), output(fc, "softmaxSum", values.sum)};
-}
-
-std::vector<FaOutput> faOutputs(const FaCase& fc, const FaBackwardValues& values) {
-  std::vector<FaOutput> outputs{output(fc, "dq", values.dq), output(fc, "dk", values.dk), output(fc, "dv", values.dv)};
-  if (fc.dRope > 0) {
-    outputs.push_back(output(fc, "dqRope", values.dqRope));
-    outputs.push_back(output(fc, "dkRope", values.dkRope));
-  }
-  return outputs;
-}
 
 void faStoreGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
   for (const FaOutput& o : outputs) {

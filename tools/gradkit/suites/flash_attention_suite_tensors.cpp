@@ -110,23 +110,7 @@ std::vector<int64_t> maskShape(const FaCase& fc) {
   return {1};
 }
 
-}  // namespace
-
-std::vector<TensorRule> faTensorRules(bool backward) {
-  const std::vector<std::string> inputs =
-      backward ? std::vector<std::string>{"query",    "key",       "value",      "dy",         "pse",
-                                          "dropMask", "attenMask", "softmaxMax", "softmaxSum", "attentionIn",
-                                          "dScaleQ",  "dScaleK",   "dScaleV",    "dScaleDy",   "dScaleO"}
-               : std::vector<std::string>{"query", "key", "value", "pse", "dropMask", "attenMask"};
-  const std::vector<std::string> outputs = backward
-                                               ? std::vector<std::string>{"dq", "dk", "dv"}
-                                               : std::vector<std::string>{"softmaxMax", "softmaxSum", "attentionOut"};
-  std::vector<TensorRule> rules;
-  for (const std::string& key : inputs) rules.push_back(inputRule(key, faDefaults(key, backward)));
-  for (const std::string& key : outputs) rules.push_back(outputRule(key, faDefaults(key, backward)));
-  return rules;
-}
-
+// The default view and values of the tensor named `key`.
 std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key, bool backward) {
   return [key, backward](const CaseInfo& info) {
     const FaCase fc = parseFaCase(info.json, backward);
@@ -160,6 +144,27 @@ std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key
     }
     return t;
   };
+}
+
+}  // namespace
+
+std::vector<TensorRule> faTensorRules(bool backward, bool rope) {
+  const std::vector<std::string> inputs =
+      backward ? std::vector<std::string>{"query",    "key",       "value",      "dy",         "pse",
+                                          "dropMask", "attenMask", "softmaxMax", "softmaxSum", "attentionIn",
+                                          "dScaleQ",  "dScaleK",   "dScaleV",    "dScaleDy",   "dScaleO"}
+               : std::vector<std::string>{"query", "key", "value", "pse", "dropMask", "attenMask"};
+  const std::vector<std::string> outputs = backward
+                                               ? std::vector<std::string>{"dq", "dk", "dv"}
+                                               : std::vector<std::string>{"softmaxMax", "softmaxSum", "attentionOut"};
+  std::vector<TensorRule> rules;
+  for (const std::string& key : inputs) rules.push_back(inputRule(key, faDefaults(key, backward)));
+  for (const std::string& key : outputs) rules.push_back(outputRule(key, faDefaults(key, backward)));
+  if (rope) {
+    for (const char* key : {"queryRope", "keyRope"}) rules.push_back(inputRule(key, faDefaults(key, backward)));
+    for (const char* key : {"dqRope", "dkRope"}) rules.push_back(outputRule(key, faDefaults(key, backward)));
+  }
+  return rules;
 }
 
 void writeDerivedInputs(OpCase& c, const FaCase& fc) {

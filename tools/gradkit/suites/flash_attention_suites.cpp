@@ -136,25 +136,21 @@ OpDescriptor flashAttentionSuite(bool backward) {
     }
     const FaEntryCall entry = backward ? faBackwardCall(c, fc) : faForwardCall(c, fc, "attentionOut");
     const int64_t heads = fc.checkedHeads();
-    const auto outputs = [&c, fc, heads, backward](bool golden) {
-      if (backward) return faOutputs(fc, golden ? faGoldenBackward(c, fc, heads) : faBackward<float>(c, fc, heads));
-      return faOutputs(fc, golden ? faForward<double>(c, fc, heads) : faForward<float>(c, fc, heads), "attentionOut");
-    };
     auto golden = std::make_shared<std::vector<FaOutput>>();
     OpCall call;
     call.plan = [plan = entry.plan, soc](uint64_t* ws, aclOpExecutor** ex) { return plan(ws, ex); };
     call.run = entry.run;
-    call.golden = [&c, fc, heads, outputs, golden] {
-      if (heads > 0) *golden = outputs(true);
+    call.golden = [&c, fc, heads, backward, golden] {
+      if (heads > 0) *golden = faCheckedOutputs(c, fc, backward, /*naive=*/false);
       if (heads == fc.n1) faStoreGolden(c, *golden);
     };
-    call.judge = [&c, fc, heads, outputs, golden](VerifyRow& row) {
+    call.judge = [&c, fc, heads, backward, golden](VerifyRow& row) {
       if (heads == 0) {
         row.passed = true;
         return appendNote(row, "not checked against the golden (check_heads 0)");
       }
       if (fc.fp8) return faFp8Judge(c, *golden, row);
-      faJudge(c, *golden, outputs(false), row);
+      faJudge(c, *golden, faCheckedOutputs(c, fc, backward, /*naive=*/true), row);
     };
     if (c.bench()) addBench(c, fc, backward, call);
     return call;

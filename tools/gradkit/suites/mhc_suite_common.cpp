@@ -6,7 +6,7 @@
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/peer.h"
-#include "ops/mhc/mhc_args.h"
+#include "ops/mhc/kernels/mhc_sizes.h"
 #include "runtime/profile.h"
 #include "runtime/runtime.h"
 
@@ -61,7 +61,7 @@ MhcCase parseMhcCase(const nlohmann::json& testCase) {
   if (residual == "square") {
     mhc.residual = mhc.streams * mhc.streams;
   } else if (residual == "factorial") {
-    mhc.residual = ops::mhcFactorial(mhc.streams);
+    mhc.residual = kernels::mhcFactorial(mhc.streams);
   } else if (residual == "none") {
     mhc.residual = 0;
   } else {
