@@ -146,9 +146,9 @@ def compressor_rows(x, cmp_ratio, cu_seqlens=None):
     TH [T, H] -> (min(T, T // cr + B),) with B = len(cu_seqlens) - 1."""
     shape = shape_of(x)
     if len(shape) == 3:
-        return (shape[0], -(-shape[1] // cmp_ratio))
+        return tuple(_C.compressor_output_lead(False, shape[0], shape[1], int(cmp_ratio)))
     batch = len(_int_values(cu_seqlens)) - 1 if cu_seqlens is not None else 1
-    return (min(shape[0], shape[0] // cmp_ratio + batch),)
+    return tuple(_C.compressor_output_lead(True, batch, shape[0], int(cmp_ratio)))
 
 
 def compressor_stateless_cache(x, wkv, cmp_ratio, coff=1, *, cu_seqlens=None, start_pos=None):

@@ -1,6 +1,7 @@
-// gradkit._C.fa_sizes: the library's flash attention size model (src/ops/flash_attention/fa_layout.h, compiled into
-// this module: it knows nothing about aclTensor) for gradkit.ops' shape helpers, so Python reads layouts the way the
-// checks and the plan do instead of describing them again.
+// gradkit._C.fa_sizes, compressor_output_lead: the library's size models (src/ops/flash_attention/fa_layout.h,
+// src/ops/compressor/compressor_layout.h, compiled into this module: they know nothing about aclTensor) for
+// gradkit.ops' shape helpers, so Python reads shapes the way the checks and the plans do instead of describing them
+// again.
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "ops/compressor/compressor_layout.h"
 #include "ops/flash_attention/fa_layout.h"
 
 namespace py = pybind11;
@@ -44,6 +46,12 @@ py::dict faSizes(const std::string& layout, const Dims& query, const Dims& key, 
   return out;
 }
 
+/** The compressed outputs' leading dims: BSH [B, ceil(S/cr)], TH [min(T, T/cr + B)]. */
+Dims compressorOutputLead(bool th, int64_t batch, int64_t seqOrTokens, int64_t cmpRatio) {
+  if (cmpRatio < 1) throw py::value_error("cmp_ratio must be >= 1, given " + std::to_string(cmpRatio));
+  return ops::compressorOutputLead(th, batch, seqOrTokens, cmpRatio);
+}
+
 }  // namespace
 
 void bindShapeModels(py::module_& module) {
@@ -53,8 +61,11 @@ void bindShapeModels(py::module_& module) {
       "The flash attention sizes of query / key / value shapes in input_layout: a dict of b, n1, n2, s1, s2, d, "
       "dv, t1, t2 (TND: b and the longest lengths s1 / s2 from the cumulative ends; without them one batch), "
       "out_shape (attention_out), stats_shape (softmax_max / softmax_sum) and dropout_elements (the keep bits of one "
-      "call). A packed H (BSH / SBH) that does "
-      "not split gives 0.");
+      "call). A packed H (BSH / SBH) that does not split gives 0.");
+  module.def("compressor_output_lead", &compressorOutputLead, py::arg("th"), py::arg("batch"), py::arg("seq_or_tokens"),
+             py::arg("cmp_ratio"),
+             "The leading dims of the compressor's compressed outputs: BSH x [B, S, H] (th False, seq_or_tokens S) "
+             "[B, ceil(S/cmp_ratio)]; TH x [T, H] (th True, seq_or_tokens T) [min(T, T/cmp_ratio + B)].");
 }
 
 }  // namespace gradkit::python

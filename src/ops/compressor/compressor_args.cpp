@@ -8,31 +8,6 @@
 
 namespace gradkit::ops {
 
-int64_t CompressorProblem::firstToken(int64_t b) const { return th ? cuSeqlens[b] : b * seqLen; }
-
-int64_t CompressorProblem::length(int64_t b) const { return th ? cuSeqlens[b + 1] - cuSeqlens[b] : seqLen; }
-
-int64_t CompressorProblem::used(int64_t b) const { return seqused.empty() ? length(b) : seqused[b]; }
-
-int64_t CompressorProblem::start(int64_t b) const { return startPos.empty() ? 0 : startPos[b]; }
-
-int64_t CompressorProblem::blocks(int64_t b) const {
-  const int64_t sp = start(b);
-  return std::max<int64_t>(0, (sp + used(b)) / cmpRatio - sp / cmpRatio);
-}
-
-int64_t CompressorProblem::outputRows() const {
-  if (!th) return batch * compressorCeilDiv(seqLen, cmpRatio);
-  return std::min(tokens, tokens / cmpRatio + batch);
-}
-
-int64_t CompressorProblem::outputRow(int64_t b, int64_t j) const {
-  if (!th) return b * compressorCeilDiv(seqLen, cmpRatio) + j;
-  int64_t row = j;
-  for (int64_t earlier = 0; earlier < b; ++earlier) row += blocks(earlier);
-  return row;
-}
-
 std::vector<int64_t> readInt32Values(const aclTensor* tensor) {
   std::vector<int64_t> values;
   if (tensor == nullptr) return values;

@@ -1,5 +1,6 @@
-// The arguments of aclnnCompressor and aclnnCompressorGrad, packed once, and the problem both directions share: the
-// layout, the sizes and the per-batch int32 values (cu_seqlens, seqused, start_pos) read from host memory.
+// The arguments of aclnnCompressor and aclnnCompressorGrad, packed once, and the problem of a checked call read from
+// them (the size model itself, CompressorProblem, is compressor_layout.h): the per-batch int32 values (cu_seqlens,
+// seqused, start_pos) read from host memory.
 // Spec: ../shared/spec/compressor.md (sections 2, 3.3, 3.4, 5.2); decisions: DECISIONS.md "Compressor".
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
+#include "ops/compressor/compressor_layout.h"
 
 namespace gradkit::ops {
 
@@ -18,8 +20,6 @@ inline constexpr const char* kCompressorApi = "aclnnCompressor";
  */
 inline constexpr int64_t kCompressorMaxBatch = int64_t{1} << 24;
 
-/** ceil(n / d) for n >= 0, d > 0, without the overflow of (n + d - 1) / d. */
-constexpr int64_t compressorCeilDiv(int64_t n, int64_t d) { return n / d + (n % d != 0 ? 1 : 0); }
 inline constexpr const char* kCompressorGradApi = "aclnnCompressorGrad";
 
 /** One aclnnCompressor call, as the caller gave it. */
@@ -60,36 +60,6 @@ struct CompressorGradArgs {
   const aclTensor* dWkv;
   const aclTensor* dWgate;
   const aclTensor* dApe;
-};
-
-/**
- * The problem of a checked call. x is the flat [T, H] view: BSH batch b starts at row b*S, TH at cuSeqlens[b].
- * Token i < used(b) of batch b has absolute position start(b) + i. Compressed row j of batch b covers the aligned
- * block q = start(b)/cr + j; its N = coff*cr rows are stored interleaved (row r*coff + h: half h, 0 = previous block
- * when coff = 2, at position (q - (coff-1) + h)*cr + r).
- */
-struct CompressorProblem {
-  bool th = false;                 // false: BSH x [B, S, H]; true: TH x [T, H]
-  int64_t batch = 0;               // B
-  int64_t seqLen = 0;              // S (BSH only)
-  int64_t tokens = 0;              // T: BSH B*S, TH x.dim0 (may exceed cuSeqlens[B]: rows no batch owns)
-  int64_t hidden = 0;              // H
-  int64_t headDim = 0;             // D
-  int64_t coff = 1;                // 1 or 2
-  int64_t cmpRatio = 4;            // cr
-  std::vector<int64_t> cuSeqlens;  // TH: [B+1]; BSH: empty
-  std::vector<int64_t> seqused;    // [B] or empty (then u_b = len_b)
-  std::vector<int64_t> startPos;   // [B] or empty (then 0)
-
-  int64_t channels() const { return coff * headDim; }    // coff*D: rows of wkv / wgate, columns of ape
-  int64_t blockRows() const { return coff * cmpRatio; }  // N
-  int64_t firstToken(int64_t b) const;                   // row0_b
-  int64_t length(int64_t b) const;                       // len_b
-  int64_t used(int64_t b) const;                         // u_b
-  int64_t start(int64_t b) const;                        // sp_b
-  int64_t blocks(int64_t b) const;                       // n_b = max(0, (sp_b + u_b)/cr - sp_b/cr)
-  int64_t outputRows() const;                            // BSH B*ceil(S/cr); TH min(T, T/cr + B)
-  int64_t outputRow(int64_t b, int64_t j) const;         // the output row of batch b's compressed row j
 };
 
 /**

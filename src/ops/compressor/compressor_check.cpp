@@ -291,18 +291,9 @@ aclnnStatus checkStrideDim0(const CompressorArgs& a, const CompressorProfile& pr
 aclnnStatus checkOutputShapes(const CompressorArgs& a) {
   const int64_t d = a.wkv->viewDims[0] / a.coff;
   const int64_t n = a.coff * a.cmpRatio;
-  std::vector<int64_t> lead;
-  std::string why;
-  if (a.x->dim() == 3) {
-    const int64_t s = a.x->viewDims[1];
-    lead = {a.x->viewDims[0], compressorCeilDiv(s, a.cmpRatio)};
-    why = "[B, ceil(S/cmpRatio)";
-  } else {
-    const int64_t t = a.x->viewDims[0];
-    const int64_t batch = batchOf(a);
-    lead = {std::min(t, t / a.cmpRatio + batch)};
-    why = "[min(T, T/cmpRatio + B)";
-  }
+  const bool th = a.x->dim() == 2;
+  const std::vector<int64_t> lead = compressorOutputLead(th, batchOf(a), a.x->viewDims[th ? 0 : 1], a.cmpRatio);
+  const std::string why = th ? "[min(T, T/cmpRatio + B)" : "[B, ceil(S/cmpRatio)";
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "cmpKvOut", *a.cmpKv, shapeWithTail(lead, {d}), why + ", D]"));
   if (!a.gradEnabled) return ACLNN_SUCCESS;  // softmaxScoreOut and kvOut are not written
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "softmaxScoreOut", *a.softmaxScore, shapeWithTail(lead, {n, d}),

@@ -222,17 +222,9 @@ aclnnStatus checkConsistency(const CompressorGradArgs& a) {
 // What upstream leaves unchecked: the block-count dims (BSH ceil(S/cr), TH min(T, T/cr + B)) and the output shapes.
 aclnnStatus checkExactShapes(const CompressorGradArgs& a, const Sizes& s) {
   const int64_t cr = a.cmpRatio, n = a.coff * cr, d = s.headDim, c = a.coff * d;
-  std::vector<int64_t> lead;
-  std::string leadText;
-  if (s.th) {
-    const int64_t rows = std::min(s.tokens, s.tokens / cr + s.batch);
-    lead = {rows};
-    leadText = "R = min(T, T/cmpRatio + B) = " + std::to_string(rows) + " compressed rows";
-  } else {
-    const int64_t rows = compressorCeilDiv(s.seqLen, cr);
-    lead = {s.batch, rows};
-    leadText = "B, ceil(S/cmpRatio) = " + std::to_string(rows) + " compressed rows";
-  }
+  const std::vector<int64_t> lead = compressorOutputLead(s.th, s.batch, s.th ? s.tokens : s.seqLen, cr);
+  const std::string leadText = s.th ? "R = min(T, T/cmpRatio + B) = " + std::to_string(lead[0]) + " compressed rows"
+                                    : "B, ceil(S/cmpRatio) = " + std::to_string(lead[1]) + " compressed rows";
   std::vector<int64_t> block = lead;
   block.push_back(d);
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "dCmpKv", *a.dCmpKv, block, leadText + ", D"));

@@ -28,7 +28,7 @@ bool needsStaging(const aclTensor& tensor) { return !tensor.isContiguous(); }
 void mapBlocks(CompressorGradPlan& plan) {
   const CompressorProblem& p = plan.problem;
   const int64_t cr = p.cmpRatio;
-  const int64_t bshRows = p.th ? 0 : compressorCeilDiv(p.seqLen, cr);
+  const int64_t bshRows = p.th ? 0 : compressorBatchRows(p.seqLen, cr);
   int64_t packed = 0, compact = 0;
   for (int64_t b = 0; b < p.batch; ++b) {
     const int64_t n = p.blocks(b);

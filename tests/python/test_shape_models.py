@@ -1,5 +1,6 @@
-"""gradkit.ops' flash attention shape helpers read the library's size model (gradkit._C.fa_sizes, compiled from
-src/ops/flash_attention/fa_layout.cpp): the sizes and shapes of every layout against values written out by hand."""
+"""gradkit.ops' shape helpers read the library's size models (gradkit._C.fa_sizes and compressor_output_lead,
+compiled from src/ops/flash_attention/fa_layout.cpp and src/ops/compressor/compressor_layout.cpp): sizes and shapes
+against values written out by hand."""
 import pytest
 
 from gradkit_package import PYTHON_DIR  # noqa: F401  (puts the package on sys.path, or skips this module)
@@ -45,3 +46,14 @@ def test_wrong_rank_and_unknown_layout_are_value_errors():
         _C.fa_sizes("BSND", [2, 3, 4, 8], [2, 5, 16], [2, 5, 2, 6], 4)
     with pytest.raises(ValueError, match="input_layout must be BNSD, BSND, BSH, SBH or TND, given 'BHSD'"):
         _C.fa_sizes("BHSD", [1], [1], [1], 1)
+
+
+def test_compressor_output_lead():
+    # BSH [B, S, H]: [B, ceil(S/cr)]; TH [T, H]: [min(T, T/cr + B)] (spec compressor.md 3.1).
+    assert _C.compressor_output_lead(False, 2, 10, 4) == [2, 3]
+    assert _C.compressor_output_lead(True, 3, 10, 4) == [5]
+    assert _C.compressor_output_lead(True, 8, 10, 4) == [10]
+    assert ops.compressor_rows(np.empty((2, 10, 16), np.float32), 4) == (2, 3)
+    assert ops.compressor_rows(np.empty((10, 16), np.float32), 4, cu_seqlens=[0, 3, 7, 10]) == (5,)
+    with pytest.raises(ValueError, match="cmp_ratio must be >= 1, given 0"):
+        _C.compressor_output_lead(False, 1, 4, 0)
