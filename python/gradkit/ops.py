@@ -25,7 +25,7 @@ def threshold_backward(grad_output, self, threshold=0, *, out=None):
 
 def dropout_mask_bytes(numel):
     """Bytes of the packed dropout mask of a tensor with `numel` elements: ceil(numel / 128) * 16."""
-    return (numel + 127) // 128 * 16
+    return _C.dropout_mask_bytes(int(numel))
 
 
 def native_dropout(input, p, train=True, *, seed=None, offset=0, out=None, mask=None, return_path=False):

@@ -22,7 +22,7 @@ void bindCompressor(pybind11::module_& module);
  * V4, UnpaddingScoreGradV2 / V4): the entry point chosen by the arguments. */
 void bindFlashAttention(pybind11::module_& module);
 
-/** fa_sizes, compressor_output_lead: the size models (ops/flash_attention/fa_layout.h,
+/** fa_sizes, compressor_output_lead, dropout_mask_bytes: the size models (ops/flash_attention/fa_layout.h,
  * ops/compressor/compressor_layout.h) for gradkit.ops' shape helpers. */
 void bindShapeModels(pybind11::module_& module);
 

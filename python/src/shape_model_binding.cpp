@@ -1,5 +1,6 @@
-// gradkit._C.fa_sizes, compressor_output_lead: the library's size models (src/ops/flash_attention/fa_layout.h,
-// src/ops/compressor/compressor_layout.h, compiled into this module: they know nothing about aclTensor) for
+// gradkit._C.fa_sizes, compressor_output_lead, dropout_mask_bytes: the library's size models
+// (src/ops/flash_attention/fa_layout.h, src/ops/compressor/compressor_layout.h, the dropout mask format; compiled into
+// this module: they know nothing about aclTensor) for
 // gradkit.ops' shape helpers, so Python reads shapes the way the checks and the plans do instead of describing them
 // again.
 #include <pybind11/stl.h>
@@ -11,6 +12,7 @@
 
 #include "bindings.h"
 #include "ops/compressor/compressor_layout.h"
+#include "ops/dropout/kernels/mask_format.h"
 #include "ops/flash_attention/fa_layout.h"
 
 namespace py = pybind11;
@@ -66,6 +68,13 @@ void bindShapeModels(py::module_& module) {
              py::arg("cmp_ratio"),
              "The leading dims of the compressor's compressed outputs: BSH x [B, S, H] (th False, seq_or_tokens S) "
              "[B, ceil(S/cmp_ratio)]; TH x [T, H] (th True, seq_or_tokens T) [min(T, T/cmp_ratio + B)].");
+  module.def(
+      "dropout_mask_bytes",
+      [](int64_t numel) {
+        if (numel < 0) throw py::value_error("numel must be >= 0, given " + std::to_string(numel));
+        return ops::dropoutMaskBytes(numel);
+      },
+      py::arg("numel"), "Bytes of the packed dropout mask of a tensor with numel elements: ceil(numel / 128) * 16.");
 }
 
 }  // namespace gradkit::python

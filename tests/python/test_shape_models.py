@@ -57,3 +57,8 @@ def test_compressor_output_lead():
     assert ops.compressor_rows(np.empty((10, 16), np.float32), 4, cu_seqlens=[0, 3, 7, 10]) == (5,)
     with pytest.raises(ValueError, match="cmp_ratio must be >= 1, given 0"):
         _C.compressor_output_lead(False, 1, 4, 0)
+
+
+def test_dropout_mask_bytes():
+    # 128-bit aligned, one bit per element (spec dropout_threshold.md 1.1).
+    assert [ops.dropout_mask_bytes(n) for n in (0, 1, 128, 129, 1000)] == [0, 16, 16, 32, 128]
