@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "golden/flash_attention.h"
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/fill.h"
@@ -37,34 +36,23 @@ std::vector<double> splitColumns(std::vector<double>& head, int64_t full, int64_
   return rest;
 }
 
-// The pse (spec 5.6): random tables (BN1S, 1NSS, BNSS); the seed's ALiBi table [Sx, Sy] of slope_n * (c - r) on and
-// below the diagonal, 0 above (BNHS, 1NHS: the operator gets its last 1024 rows and S2 columns, TND the whole [1024,
-// S2max]); or, for types 2 / 3, the slopes 1 / ((b + 1)(n1 + 1)) (BN) or 1 / (n1 + 1) (N).
+// The pse (spec 5.6): random tables (BN1S, 1NSS, BNSS); the ALiBi table slope_n * (c - r) on and below the diagonal
+// of a [Sx, Sy] grid, of which the operator gets the last 1024 rows and S2 columns (BNHS, 1NHS; TND: the whole
+// [1024, S2max]); or, for types 2 / 3, the slopes 1 / ((b + 1)(n1 + 1)) (BN) or 1 / (n1 + 1) (N).
 std::vector<double> pseValues(OpCase& c, const FaCase& fc, NormalStream& normal) {
-  const std::vector<int64_t>& shape = c.spec("pse").shape;
-  const aclDataType dtype = c.spec("pse").dtype;
-  std::vector<double> values;
-  if (fc.slopes()) {
-    for (int64_t b = 0; b < (fc.pse == "BN" ? fc.b : 1); ++b) {
-      for (int64_t n = 0; n < fc.n1; ++n) {
-        values.push_back(roundToDtype(ACL_FLOAT, 1.0 / static_cast<double>((fc.pse == "BN" ? b + 1 : 1) * (n + 1))));
-      }
-    }
-    return values;
+  if (fc.pse == "BNHS" || fc.pse == "1NHS") {
+    const int64_t sx = fc.tnd() ? kAlibiRows : std::max(fc.s1, kAlibiRows);
+    const int64_t sy = fc.tnd() ? fc.s2 : std::max(fc.s2, kAlibiRows);
+    return faAlibiTable(c.spec("pse").shape, fc.n1, sy - sx);
   }
-  if (fc.pse != "BNHS" && fc.pse != "1NHS") return normalValues(normal, c.spec("pse").numel(), dtype);
-  const std::vector<double> slopes = golden::alibiSlopes(fc.n1);
-  const int64_t sx = fc.tnd() ? kAlibiRows : std::max(fc.s1, kAlibiRows);
-  const int64_t sy = fc.tnd() ? fc.s2 : std::max(fc.s2, kAlibiRows);
-  for (int64_t table = 0; table < shape[0] * fc.n1; ++table) {
-    for (int64_t r = sx - kAlibiRows; r < sx; ++r) {
-      for (int64_t col = sy - fc.s2; col < sy; ++col) {
-        const double slope = slopes[static_cast<size_t>(table % fc.n1)];
-        values.push_back(roundToDtype(dtype, col <= r ? static_cast<double>(col - r) * slope : 0.0));
-      }
+  if (!fc.slopes()) return normalValues(normal, c.spec("pse").numel(), c.spec("pse").dtype);
+  std::vector<double> slopes;
+  for (int64_t b = 0; b < (fc.pse == "BN" ? fc.b : 1); ++b) {
+    for (int64_t n = 0; n < fc.n1; ++n) {
+      slopes.push_back(roundToDtype(ACL_FLOAT, 1.0 / static_cast<double>((fc.pse == "BN" ? b + 1 : 1) * (n + 1))));
     }
   }
-  return values;
+  return slopes;
 }
 
 // The attention mask (spec 5.5): the [2048, 2048] strict upper triangle template of modes 2, 3, 4, 7, 8, mode 0's

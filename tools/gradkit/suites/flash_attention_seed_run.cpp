@@ -22,33 +22,16 @@
 namespace gradkit::cli {
 namespace {
 
-/** The run log, appended to as upstream's common.log ("[time] text" lines). */
-class SeedRunLog {
- public:
-  // $GRADKIT_SEED_LOG, else <--dump dir>/run_log.txt, else <temp dir>/gradkit_flash_attention_run_log.txt.
-  explicit SeedRunLog(const VerifyContext& context) {
-    const char* env = std::getenv("GRADKIT_SEED_LOG");
-    path_ = env != nullptr && *env != '\0' ? std::filesystem::path(env)
-            : context.dumpDir              ? *context.dumpDir / "run_log.txt"
-                              : std::filesystem::temp_directory_path() / "gradkit_flash_attention_run_log.txt";
-    std::error_code ignored;
-    if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), ignored);
-    out_.open(path_, std::ios::app);
-    if (!out_) throw HarnessError("cannot append to the run log " + path_.string());
-  }
+// The run log, appended to as upstream's common.log: "[time] text" lines.
+struct SeedRunLog {
+  std::ofstream out;
   void line(const std::string& text) {
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    const std::time_t now = std::time(nullptr);
     std::tm local{};
-    localtime_r(&now, &local);
     char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
-    out_ << "[" << stamp << "] " << text << std::endl;
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &local));
+    out << "[" << stamp << "] " << text << std::endl;
   }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-  std::ofstream out_;
 };
 
 std::string printed(const char* format, double value) {
@@ -78,12 +61,12 @@ void judgeSeedCase(OpCase& c, const SeedCase& sc, const FaCase& fc, const std::s
     const char *name, *key;
     const std::vector<double>*golden, *chain;
   };
-  std::vector<Output> outputs;
+  std::vector<Output> outputs{{"dq", "dq", &golden.grads.dq, &golden.chain.dq},
+                              {"dk", "dk", &golden.grads.dk, &golden.chain.dk},
+                              {"dv", "dv", &golden.grads.dv, &golden.chain.dv}};
   // auto_grad also judges our forward's out: the backward's golden took the golden out, rounded.
-  if (mode == "auto_grad") outputs.push_back({"out", "attentionIn", &golden.forward.out, &golden.forward.out});
-  outputs.push_back({"dq", "dq", &golden.grads.dq, &golden.chain.dq});
-  outputs.push_back({"dk", "dk", &golden.grads.dk, &golden.chain.dk});
-  outputs.push_back({"dv", "dv", &golden.grads.dv, &golden.chain.dv});
+  if (mode == "auto_grad")
+    outputs.insert(outputs.begin(), {"out", "attentionIn", &golden.forward.out, &golden.forward.out});
   if (fc.dRope > 0) {
     outputs.push_back({"dq_rope", "dqRope", &golden.grads.dqRope, &golden.chain.dqRope});
     outputs.push_back({"dk_rope", "dkRope", &golden.grads.dkRope, &golden.chain.dkRope});
@@ -177,39 +160,21 @@ OpDescriptor seedDescriptor(const SeedCase& sc, const std::string& mode,
   return d;
 }
 
-// One case in one mode: its row ("seed_<name>_<mode>"), or a skipped one for a pending case or mode.
-VerifyRow runSeedCase(const SeedCase& sc, const std::string& mode, std::shared_ptr<std::optional<SeedGolden>> golden,
-                      const VerifyContext& context, SeedRunLog& log) {
-  const std::string what = sc.name + " " + mode;
-  nlohmann::json testCase = sc.suiteCase;
-  testCase["name"] = "seed_" + sc.name + "_" + mode;
-  const auto pendingMode = sc.pendingModes.find(mode);
-  const std::string pending = !sc.pending.empty()                    ? sc.pending
-                              : pendingMode != sc.pendingModes.end() ? pendingMode->second
-                                                                     : "";
-  VerifyRow row;
-  row.op = "flash_attention_score_grad";
-  row.caseName = testCase["name"].get<std::string>();
-  row.dtype = sc.dtypeText;
-  if (!pending.empty()) {
-    row.skipped = true;  // not run: never counted as passed
-    row.extra = "PENDING, not run: " + pending;
-    log.line(what + ": PENDING (not run): " + pending);
-    return row;
-  }
-  try {
-    row = OpSuite(seedDescriptor(sc, mode, golden, log)).verify(testCase, context).front();
-  } catch (const std::exception& error) {
-    row.note = error.what();
-  }
-  if (row.outputDigest.empty()) log.line(what + ": FAIL (the operator did not run: " + row.note + ")");
-  return row;
-}
-
+// Every case of the seed case file in each of its modes: a row "seed_<name>_<mode>" each, skipped for a pending case
+// or mode; the golden is computed once per case.
 std::vector<VerifyRow> runSeedCaseFile(const std::filesystem::path& file, const VerifyContext& context) {
   const CaseFile cases = loadCaseFile(file);
-  SeedRunLog log(context);
-  std::cout << "flash attention seed cases (" << file.filename().string() << "): run log " << log.path().string()
+  // $GRADKIT_SEED_LOG, else <--dump dir>/run_log.txt, else <temp dir>/gradkit_flash_attention_run_log.txt.
+  const char* env = std::getenv("GRADKIT_SEED_LOG");
+  const std::filesystem::path path =
+      env != nullptr && *env != '\0' ? std::filesystem::path(env)
+      : context.dumpDir              ? *context.dumpDir / "run_log.txt"
+                                     : std::filesystem::temp_directory_path() / "gradkit_flash_attention_run_log.txt";
+  std::error_code ignored;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  SeedRunLog log{std::ofstream(path, std::ios::app)};
+  if (!log.out) throw HarnessError("cannot append to the run log " + path.string());
+  std::cout << "flash attention seed cases (" << file.filename().string() << "): run log " << path.string()
             << std::endl;
   log.line("seed cases of " + file.string() + ": " + std::to_string(cases.cases.size()) + " cases");
   std::vector<VerifyRow> rows;
@@ -219,7 +184,31 @@ std::vector<VerifyRow> runSeedCaseFile(const std::filesystem::path& file, const 
       std::cout << "flash attention seed case " << sc.name << " PENDING (not run): " << sc.pending << std::endl;
     }
     auto golden = std::make_shared<std::optional<SeedGolden>>();
-    for (const std::string& mode : sc.modes) rows.push_back(runSeedCase(sc, mode, golden, context, log));
+    for (const std::string& mode : sc.modes) {
+      const std::string what = sc.name + " " + mode;
+      nlohmann::json suiteCase = sc.suiteCase;
+      suiteCase["name"] = "seed_" + sc.name + "_" + mode;
+      const auto pendingMode = sc.pendingModes.find(mode);
+      const std::string pending = !sc.pending.empty()                    ? sc.pending
+                                  : pendingMode != sc.pendingModes.end() ? pendingMode->second
+                                                                         : "";
+      VerifyRow& row = rows.emplace_back();
+      row.op = "flash_attention_score_grad";
+      row.caseName = suiteCase["name"].get<std::string>();
+      row.dtype = sc.dtypeText;
+      if (!pending.empty()) {
+        row.skipped = true;  // not run: never counted as passed
+        row.extra = "PENDING, not run: " + pending;
+        log.line(what + ": PENDING (not run): " + pending);
+        continue;
+      }
+      try {
+        row = OpSuite(seedDescriptor(sc, mode, golden, log)).verify(suiteCase, context).front();
+      } catch (const std::exception& error) {
+        row.note = error.what();
+      }
+      if (row.outputDigest.empty()) log.line(what + ": FAIL (the operator did not run: " + row.note + ")");
+    }
   }
   return rows;
 }

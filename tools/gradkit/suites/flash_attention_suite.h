@@ -105,6 +105,11 @@ std::vector<TensorRule> faTensorRules(bool backward, bool rope = false);
 /** Writes the values the case derives rather than draws: mask content, the ALiBi table, the drop mask. */
 void writeDerivedInputs(OpCase& c, const FaCase& fc);
 /**
+ * The 1024-row ALiBi table [Bp, N1, R, C] (spec 2.9): slope_n * min(0, (c - C) - (r - R) + shift), constant along
+ * diagonals; `shift` moves the diagonal (the seed cuts its table from a larger grid).
+ */
+std::vector<double> faAlibiTable(const std::vector<int64_t>& shape, int64_t n1, int64_t shift = 0);
+/**
  * FP8: quantises canonical q, k, v, dy per (batch, head) and 128-row block into query, key, value, dy (codes) and
  * dScaleQ, dScaleK, dScaleV, dScaleDy (dScaleO = dScaleQ, as upstream; the op does not read it). Without values:
  * uniform in [-2, 2) from the case's data seed.

@@ -25,36 +25,20 @@ struct Common {
 
 Common commonOf(OpCase& c, const FaCase& fc) {
   const auto t = [&](const char* key) { return faTensor(c, fc, key); };
-  const auto array = [&c](const std::vector<int64_t>& values, bool passed) {
-    return passed ? c.intArray(values) : nullptr;
-  };
-  return {t("query"),
-          t("key"),
-          t("value"),
-          t("pse"),
-          t("dropMask"),
-          t("attenMask"),
-          t("queryRope"),
-          t("keyRope"),
-          t("softmaxMax"),
-          t("softmaxSum"),
-          array(fc.prefix, !fc.prefix.empty()),
-          array(fc.cumQ, fc.tnd()),
-          array(fc.cumKv, fc.tnd()),
-          array(fc.qStartIdx, !fc.qStartIdx.empty()),
-          array(fc.kvStartIdx, !fc.kvStartIdx.empty()),
-          std::make_shared<std::string>(fc.layoutName),
-          std::make_shared<std::string>(fc.softmaxLayout),
-          fc.scale,
-          fc.keepProb,
-          fc.preTokens,
-          fc.nextTokens,
-          fc.headNum,
-          fc.innerPrecise,
-          fc.sparseMode,
-          fc.pseType,
-          fc.dropSeed,
-          fc.dropOffset};
+  Common a;
+  a.q = t("query"), a.k = t("key"), a.v = t("value"), a.pse = t("pse"), a.drop = t("dropMask");
+  a.mask = t("attenMask"), a.qRope = t("queryRope"), a.kRope = t("keyRope");
+  a.max = t("softmaxMax"), a.sum = t("softmaxSum");
+  if (!fc.prefix.empty()) a.prefix = c.intArray(fc.prefix);
+  if (fc.tnd()) a.seqQ = c.intArray(fc.cumQ), a.seqKv = c.intArray(fc.cumKv);
+  if (!fc.qStartIdx.empty()) a.qStart = c.intArray(fc.qStartIdx);
+  if (!fc.kvStartIdx.empty()) a.kvStart = c.intArray(fc.kvStartIdx);
+  a.layout = std::make_shared<std::string>(fc.layoutName);
+  a.statsLayout = std::make_shared<std::string>(fc.softmaxLayout);
+  a.scale = fc.scale, a.keep = fc.keepProb, a.pre = fc.preTokens, a.next = fc.nextTokens, a.heads = fc.headNum;
+  a.precise = fc.innerPrecise, a.mode = fc.sparseMode, a.pseType = fc.pseType;
+  a.seed = fc.dropSeed, a.offset = fc.dropOffset;
+  return a;
 }
 
 // The forward entry point of the family of a backward one ("GradV2" -> "ScoreV2").

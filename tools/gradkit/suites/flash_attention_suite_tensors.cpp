@@ -79,19 +79,6 @@ std::vector<double> maskValues(const FaCase& fc, const std::vector<int64_t>& sha
   return values;
 }
 
-// The ALiBi table [Bp, N1, 1024, C]: slope_n * min(0, (c - C) - (r - R)), constant along diagonals (spec 2.9).
-std::vector<double> alibiTable(const std::vector<int64_t>& shape, int64_t numel, int64_t n1) {
-  const std::vector<double> slopes = golden::alibiSlopes(n1);
-  const int64_t rows = shape[2], cols = shape[3];
-  std::vector<double> values(static_cast<size_t>(numel));
-  for (int64_t e = 0; e < numel; ++e) {
-    const int64_t col = e % cols, row = (e / cols) % rows, head = (e / (rows * cols)) % shape[1];
-    const double distance = std::min<double>(0.0, static_cast<double>((col - cols) - (row - rows)));
-    values[static_cast<size_t>(e)] = slopes[static_cast<size_t>(head)] * distance;
-  }
-  return values;
-}
-
 std::vector<int64_t> pseShape(const FaCase& fc) {
   if (fc.pse == "BNSS" || fc.pse == "BN1S" || fc.pse == "1NSS") {
     return {fc.pse == "1NSS" ? 1 : fc.b, fc.n1, fc.pse == "BN1S" ? 1 : fc.s1, fc.s2};
@@ -148,6 +135,18 @@ std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key
 
 }  // namespace
 
+std::vector<double> faAlibiTable(const std::vector<int64_t>& shape, int64_t n1, int64_t shift) {
+  const std::vector<double> slopes = golden::alibiSlopes(n1);
+  const int64_t rows = shape[2], cols = shape[3];
+  std::vector<double> values(static_cast<size_t>(shape[0] * shape[1] * rows * cols));
+  for (int64_t e = 0; e < static_cast<int64_t>(values.size()); ++e) {
+    const int64_t col = e % cols, row = (e / cols) % rows, head = (e / (rows * cols)) % shape[1];
+    const double distance = std::min<double>(0.0, static_cast<double>((col - cols) - (row - rows) + shift));
+    values[static_cast<size_t>(e)] = slopes[static_cast<size_t>(head)] * distance;
+  }
+  return values;
+}
+
 std::vector<TensorRule> faTensorRules(bool backward, bool rope) {
   const std::vector<std::string> inputs =
       backward ? std::vector<std::string>{"query",    "key",       "value",      "dy",         "pse",
@@ -172,7 +171,7 @@ void writeDerivedInputs(OpCase& c, const FaCase& fc) {
     writeView(c, "attenMask", maskValues(fc, c.spec("attenMask").shape, c.spec("attenMask").numel(), c.info().seed));
   }
   if ((fc.pse == "BNHS" || fc.pse == "1NHS") && c.spec("pse").shape.size() == 4) {
-    writeView(c, "pse", alibiTable(c.spec("pse").shape, c.spec("pse").numel(), fc.n1));
+    writeView(c, "pse", faAlibiTable(c.spec("pse").shape, fc.n1));
   }
   if (fc.dropout == "mask" && !fc.expectsRejection) {
     const std::vector<uint8_t> bits = golden::flashAttentionPhiloxDropMask(faShapeProblem(fc));
