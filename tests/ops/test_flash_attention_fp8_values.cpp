@@ -1,9 +1,8 @@
-// aclnnFlashAttentionScoreGradV4 with FLOAT8 inputs (spec fag.md 5.9, issue 13), through the C API, against the FP8
-// golden (golden/flash_attention_fp8.h), which follows the same quantisation chain: the spec 5.12 shapes FP8E5_03
-// (B = 2, N1 = 2 / N2 = 1, S 125 / 125, D 128, BSND, fp8_e5m2 -> FLOAT16) and FP8E4_04 (S1 129 / S2 125, SBH,
-// fp8_e4m3fn -> BFLOAT16), strided views, a mask + pse + Philox dropout case, GQA, thread counts; the chain's sanity
-// against the fp64 non-FP8 golden on the de-quantised inputs (loose gate); and the FP8 argument rules (161001 /
-// 161002, each naming its argument).
+// aclnnFlashAttentionScoreGradV4 with FLOAT8 inputs (spec fag.md 5.9, issue 13), through the C API: the chain's
+// sanity against the fp64 non-FP8 golden on the de-quantised inputs (loose gate), non-finite scales, thread counts, a
+// bench-like shape, and the FP8 argument rules (161001 / 161002, each naming its argument). The outputs against the
+// FP8 golden chain under its gate (the spec 5.12 shapes FP8E5_03 and FP8E4_04, strided views, mask + pse + Philox
+// dropout with GQA) are verify rows: the fp8_* cases of cases/flash_attention_score_grad.json.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -243,45 +242,6 @@ Fp8Case maskedCase() {  // causal template mask, a BN1S pse table, Philox dropou
   c.keepProb = 0.9, c.philox = true, c.seed = 2, c.offset = 16;
   return fc;
 }
-
-void expectCloseToGolden(const Fp8Case& fc, bool strided) {
-  SCOPED_TRACE(fc.name + (strided ? " strided" : ""));
-  const Fp8Data data(fc);
-  mhc::ScopedSoc soc("Ascend950");
-  Fp8Call call(data, strided);
-  const BackwardResult r = call.run();
-  ASSERT_EQ(r.status, ACLNN_SUCCESS) << recentError();
-  const auto g = data.golden();
-  // Both follow the same chain; what differs is fp32 vs double arithmetic (summation order, block scales within an
-  // ulp), rarely an fp8 cast of P_d or dS on the other side of a rounding boundary, and the output rounding.
-  const aclDataType out = fc.c.dtype;
-  // Measured: rel L2 <= 1.5e-4, max <= 1.7e-3 of the largest value, <= 0.18 % over spec 5.11's threshold.
-  const double relL2Gate = 1e-3;
-  for (const auto& [name, ours, want] : {std::make_tuple("dq", &r.dq, &g.dq), std::make_tuple("dk", &r.dk, &g.dk),
-                                         std::make_tuple("dv", &r.dv, &g.dv)}) {
-    double top = 0;
-    for (const double x : *want) top = std::max(top, std::fabs(x));
-    EXPECT_GT(top, 1e-3) << name;  // a real gradient, not two zeros
-    const Diff d = diffOf(*ours, rounded(out, *want));
-    std::printf("%s%s %s vs FP8 golden: rel L2 %.2e, max %.2e, over threshold %.3f%%\n", fc.name.c_str(),
-                strided ? " (strided)" : "", name, d.relL2, d.relMax, 100 * d.overShare);
-    EXPECT_LT(d.relL2, relL2Gate) << name;
-    EXPECT_LT(d.relMax, 0.02) << name;
-    EXPECT_LE(d.overShare, 0.005) << name;  // spec 5.11's ratio, asserted
-  }
-}
-
-TEST(FlashAttentionFp8Values, Fp8E5Case03MatchesTheFp8Golden) { expectCloseToGolden(fp8e5Case(), false); }
-
-TEST(FlashAttentionFp8Values, Fp8E4Case04MatchesTheFp8Golden) { expectCloseToGolden(fp8e4Case(), false); }
-
-TEST(FlashAttentionFp8Values, StridedViewsMatchTheFp8Golden) {
-  Fp8Case fc = fp8e4Case();
-  fc.c.s1 = 70, fc.c.s2 = 131, fc.c.d = fc.c.dv = 32;
-  expectCloseToGolden(fc, true);
-}
-
-TEST(FlashAttentionFp8Values, MaskPseAndPhiloxDropoutMatchTheFp8Golden) { expectCloseToGolden(maskedCase(), false); }
 
 // The chain against the exact gradient of the de-quantised inputs (fp64 golden, same statistics and attentionIn): the
 // fp8 casts of P_d and dS leave a few percent, far from a wrong block scale (which would be off by factors).
