@@ -1,22 +1,12 @@
-// The FlashAttentionScore and FlashAttentionScoreGrad suites: cases/flash_attention_score.json and
-// cases/flash_attention_score_grad.json through the entry point each case names (suites/flash_attention_suite.h),
-// judged against golden/flash_attention's fp64 forward / backward with the same code in float as the naive computation
-// (flash_attention_suite_judge.cpp). Mask, pse and drop mask are the case's own tensors, read back by the golden;
-// the compressed templates of sparse modes 2-4 and 6-8 carry upstream's content, which the op must ignore.
-//
-// Forward: attention out under the double benchmark at L2, the softmax statistics with fully masked rows bit-exact and
-// the rest at L0. Backward: dq, dk, dv under the double benchmark at L2; attentionIn and the statistics are the fp64
-// golden forward's, rounded as the op takes them (io dtype, fp32) and laid out as the entry point reads them, so that
-// only the backward is measured; with "auto" our own forward (the same family's entry point) writes them and the
-// golden is the fp64 forward + backward chain (the naive one the float chain). FP8 cases (GradV4) are judged against
-// the FP8 golden chain. The entry "seed_cases" of the backward suite runs the seed's six cases
-// (suites/flash_attention_seed.h).
-//
-// The bench prints GFLOP/s with FLOPs 2 * (D + D_V) (forward) or 6 * D + 4 * D_V (backward) per unmasked (i, j) pair
-// and head, the roofline ratio on the GEMM peak of the query's dtype, the peak RSS of the timed runs, and PyTorch's
-// scaled_dot_product_attention (its flash kernel; the math path for dropout and pse). The backward bench key
-// "compare_to" names an earlier bench row of the run whose time this row's is divided by (the FP8 row against the bf16
-// one).
+// The FlashAttentionScore and FlashAttentionScoreGrad suites (cases/flash_attention_score*.json; keys:
+// suites/flash_attention_suite.h): each case through the entry point it names, judged against golden/flash_attention
+// (flash_attention_suite_judge.cpp). The backward's attentionIn and statistics are the golden forward's, rounded as the
+// op takes them, so that only the backward is measured ("auto": our forward's). The backward's entry "seed_cases"
+// runs the seed's six cases (suites/flash_attention_seed.h).
+// Bench: GFLOP/s with FLOPs 2 * (D + D_V) (forward) or 6 * D + 4 * D_V (backward) per unmasked (i, j) pair and head,
+// the roofline ratio on the GEMM peak of the query's dtype, the peak RSS of the timed runs, and PyTorch's
+// scaled_dot_product_attention (its flash kernel; the math path for dropout and pse); a backward row's "compare_to"
+// divides its time by an earlier row's of the run (the FP8 rows by the bf16 one).
 #include <map>
 #include <memory>
 #include <sstream>
@@ -25,11 +15,9 @@
 
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
-#include "harness/error.h"
 #include "harness/peer.h"
 #include "harness/process_memory.h"
 #include "harness/rows.h"
-#include "harness/two_phase.h"
 #include "harness/view_checks.h"
 #include "suites/flash_attention_seed.h"
 #include "suites/flash_attention_suite.h"
@@ -38,27 +26,18 @@
 namespace gradkit::cli {
 namespace {
 
-// Each backward bench row's timed seconds by case name, for the "compare_to" ratio of a later row of the same run.
-std::map<std::string, double>& benchSeconds() {
-  static std::map<std::string, double> seconds;
-  return seconds;
-}
-
 // The PyTorch peer (tools/peers/flash_attention.py): SDPA's flash path, or its math path for dropout and pse.
 OpCall::Peer torchPeer(const FaCase& fc, const std::string& dtypeText, bool backward) {
-  OpCall::Peer peer;
-  peer.script = "flash_attention.py";
-  peer.files = {{"query", "q"}, {"key", "k"}, {"value", "v"}};
-  if (backward) peer.files.push_back({"dy", "dy"});
-  if (fc.dropout == "mask") peer.files.push_back({"dropMask", "drop_mask"});
-  if (fc.hasPse()) peer.files.push_back({"pse", "pse"});
   const auto exact = [](double value) {
     std::ostringstream text;
     text.precision(17);
     text << value;
     return text.str();
   };
-  const bool causal = fc.hasMask() && (fc.sparseMode == 2 || (fc.sparseMode == 3 && fc.s1 == fc.s2));
+  OpCall::Peer peer{"flash_attention.py", {{"query", "q"}, {"key", "k"}, {"value", "v"}}, {}, PeerTorch::Debian};
+  if (backward) peer.files.push_back({"dy", "dy"});
+  if (fc.dropout == "mask") peer.files.push_back({"dropMask", "drop_mask"});
+  if (fc.hasPse()) peer.files.push_back({"pse", "pse"});
   peer.args = {"--dtype",     dtypeText,
                "--mode",      backward ? "backward" : "forward",
                "--layout",    fc.layoutName,
@@ -68,34 +47,33 @@ OpCall::Peer torchPeer(const FaCase& fc, const std::string& dtypeText, bool back
                "--keep-prob", exact(fc.keepProb),
                "--pse",       fc.pse,
                "--pse-type",  std::to_string(fc.pseType)};
-  if (causal) peer.args.push_back("--causal");
-  peer.torch = currentTorchPython() ? PeerTorch::Current : PeerTorch::Debian;
+  if (fc.hasMask() && (fc.sparseMode == 2 || (fc.sparseMode == 3 && fc.s1 == fc.s2))) peer.args.push_back("--causal");
+  if (currentTorchPython()) peer.torch = PeerTorch::Current;
   return peer;
 }
 
-// The bench's work (the bytes of `keys`, FLOPs per unmasked pair), note and peer; the last thing bind does, so that
-// the RSS window covers only the timed runs.
+// The bench's work, note and peer; the last thing bind does, so that the RSS window covers only the timed runs.
 void addBench(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
+  static std::map<std::string, double> backwardSeconds;  // by case name, for a later row's "compare_to"
   auto pairs = std::make_shared<double>(faUnmaskedPairs(c, fc));
   call.work = [&c, fc, pairs, backward] {
-    const std::vector<std::string> keys =
-        backward ? std::vector<std::string>{"query",      "key",        "value", "dy", "attentionIn",
-                                            "softmaxMax", "softmaxSum", "dq",    "dk", "dv"}
-                 : std::vector<std::string>{"query", "key", "value", "attentionOut", "softmaxMax", "softmaxSum"};
     double bytes = 0.0;
-    for (const std::string& key : keys) bytes += static_cast<double>(c.bytes(key));
-    const double flopsPerPair =
-        backward ? static_cast<double>(6 * fc.d + 4 * fc.dv) : 2.0 * static_cast<double>(fc.d + fc.dv);
+    for (const char* key : {"query", "key", "value", "softmaxMax", "softmaxSum"})
+      bytes += static_cast<double>(c.bytes(key));
+    for (const char* key : backward ? std::vector<const char*>{"dy", "attentionIn", "dq", "dk", "dv"}
+                                    : std::vector<const char*>{"attentionOut"}) {
+      bytes += static_cast<double>(c.bytes(key));
+    }
+    const double flopsPerPair = static_cast<double>(backward ? 6 * fc.d + 4 * fc.dv : 2 * (fc.d + fc.dv));
     return Work{bytes, flopsPerPair * *pairs, c.spec("query").dtype == ACL_BF16};
   };
-  const std::string name = c.info().name, compareTo = backward ? c.json().value("compare_to", std::string()) : "";
-  const int64_t heads = fc.checkedHeads();
   if (fc.peer && !fc.tnd() && !fc.fp8) call.peer = torchPeer(fc, c.info().dtypeText, backward);
+  const std::string name = c.info().name, compareTo = backward ? c.json().value("compare_to", std::string()) : "";
   auto rss = std::make_shared<RssWindow>();
-  call.benchNote = [fc, pairs, heads, rss, name, compareTo, backward](double seconds, const BenchContext&,
-                                                                      BenchRow& row) {
-    if (backward) benchSeconds()[name] = seconds;
+  call.benchNote = [fc, pairs, rss, name, compareTo, backward](double seconds, const BenchContext&, BenchRow& row) {
+    if (backward) backwardSeconds[name] = seconds;
     const double all = static_cast<double>(fc.n1) * static_cast<double>(fc.s1) * static_cast<double>(fc.s2);
+    const int64_t heads = fc.checkedHeads();
     std::string note = "FLOPs count unmasked pairs (" + formatNumber(100.0 * *pairs / all) + "%)";
     note += heads == 0 ? "; not golden-checked"
                        : "; golden-checked on " + std::to_string(heads) + " of " + std::to_string(fc.n1) + " heads";
@@ -103,8 +81,8 @@ void addBench(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
     // timed runs is what the op itself took.
     if (const std::string memory = rss->note(); !memory.empty()) note += "; " + memory;
     if (!compareTo.empty()) {
-      const auto other = benchSeconds().find(compareTo);
-      note += other == benchSeconds().end() || other->second <= 0.0
+      const auto other = backwardSeconds.find(compareTo);
+      note += other == backwardSeconds.end() || other->second <= 0.0
                   ? "; " + compareTo + " not timed before this row"
                   : "; time / " + compareTo + "'s time in this run: " + formatNumber(seconds / other->second);
     }
@@ -112,8 +90,8 @@ void addBench(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
   };
 }
 
-// The suite of either direction: the inputs the case derives (backward: attentionIn and the statistics too), the
-// entry point, the golden of the checked heads (stored for --dump when it covers all) and the verdict.
+// Either direction's suite: the inputs the case derives (backward: attentionIn and the statistics too), the entry
+// point, the golden of the checked heads (stored for --dump when it covers every head) and the verdict.
 OpDescriptor flashAttentionSuite(bool backward) {
   OpDescriptor d;
   d.name = backward ? "flash_attention_score_grad" : "flash_attention_score";
