@@ -122,7 +122,7 @@ SeedCase parseSeedCase(const json& t) {
                   {"pse_shape", pse == "NONE" ? "none" : pse},
                   {"pse_type", t.value("pse_type", int64_t{1})}};
   if (fp8) sc.suiteCase["out_dtype"] = outDtype;
-  if (layout == "TND") {
+  if (ops::faLayoutFromName(layout) == ops::FaLayout::TND) {
     const std::vector<int64_t> seqQ = t.at("actual_seq_qlen").get<std::vector<int64_t>>();
     const std::vector<int64_t> seqKv = t.value("actual_seq_kvlen", seqQ);
     const auto largest = [](const std::vector<int64_t>& v) {

@@ -82,7 +82,8 @@ void judgeSeedCase(OpCase& c, const SeedCase& sc, const FaCase& fc, const std::s
   for (const Output& o : outputs) {
     const std::vector<unsigned char> dense = c.tensor(o.key).dense();
     std::vector<double> ours;
-    for (const int64_t at : faIndex(fc, o.key)) ours.push_back(loadAsDouble(c.spec(o.key).dtype, dense.data(), at));
+    for (const int64_t at : canonicalIndex(fc, o.key))
+      ours.push_back(loadAsDouble(c.spec(o.key).dtype, dense.data(), at));
     const SeedComparison cmp = compareSeedOutput(ours, compared(*o.golden));
     log.line(seedComparisonLine(what + " " + o.name, cmp));
     const SeedComparison chain = compareSeedOutput(ours, compared(*o.chain));

@@ -122,7 +122,7 @@ aclTensor* faTensor(OpCase& c, const FaCase& fc, const std::string& key);
  * The dense element of each canonical value of `key` (golden/flash_attention.h's order: per batch [heads][rows][dim];
  * the statistics one value per query row, at the first of its 8 lanes, spec 2.6).
  */
-std::vector<int64_t> faIndex(const FaCase& fc, const std::string& key);
+std::vector<int64_t> canonicalIndex(const FaCase& fc, const std::string& key);
 /** The tensor's values before the run in canonical order. */
 std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key);
 /** Writes canonical values into the tensor (rounded to its dtype; padding 0; statistics on all 8 lanes). */

@@ -15,7 +15,7 @@ namespace gradkit::cli {
 namespace {
 
 // What every entry point takes besides the direction's own tensors, resolved once.
-struct Common {
+struct SharedArguments {
   aclTensor *q{}, *k{}, *v{}, *pse{}, *drop{}, *mask{}, *qRope{}, *kRope{}, *max{}, *sum{};
   aclIntArray *prefix{}, *seqQ{}, *seqKv{}, *qStart{}, *kvStart{};
   std::shared_ptr<std::string> layout, statsLayout;  // the char* arguments
@@ -23,9 +23,9 @@ struct Common {
   int64_t pre{}, next{}, heads{}, precise{}, mode{}, pseType{}, seed{}, offset{};
 };
 
-Common commonOf(OpCase& c, const FaCase& fc) {
+SharedArguments sharedArguments(OpCase& c, const FaCase& fc) {
   const auto t = [&](const char* key) { return faTensor(c, fc, key); };
-  Common a;
+  SharedArguments a;
   a.q = t("query"), a.k = t("key"), a.v = t("value"), a.pse = t("pse"), a.drop = t("dropMask");
   a.mask = t("attenMask"), a.qRope = t("queryRope"), a.kRope = t("keyRope");
   a.max = t("softmaxMax"), a.sum = t("softmaxSum");
@@ -70,7 +70,7 @@ FaEntryCall pick(const std::map<std::string, FaEntryCall>& entries, const std::s
 }
 
 FaEntryCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey, const std::string& api) {
-  const Common a = commonOf(c, fc);
+  const SharedArguments a = sharedArguments(c, fc);
   aclTensor* const out = faTensor(c, fc, outKey);
   char* const layout = a.layout->data();
   const std::map<std::string, FaEntryCall> entries{
@@ -96,7 +96,7 @@ FaEntryCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey
 }
 
 FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc) {
-  const Common a = commonOf(c, fc);
+  const SharedArguments a = sharedArguments(c, fc);
   const auto t = [&](const char* key) { return faTensor(c, fc, key); };
   aclTensor *const dy = t("dy"), *const in = t("attentionIn"), *const dq = t("dq"), *const dk = t("dk"),
                    *const dv = t("dv"), *const dqRope = t("dqRope"), *const dkRope = t("dkRope");

@@ -2,6 +2,7 @@
 // cumulative ends by the size model (ops::faSetSequenceEnds).
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "harness/error.h"
 #include "harness/tensor_spec.h"
@@ -28,11 +29,9 @@ std::string oneOf(const json& t, const char* key, const std::string& fallback, c
   return value;
 }
 
-std::vector<int64_t> cumulative(const std::vector<int64_t>& lengths) {
-  std::vector<int64_t> ends;
-  int64_t total = 0;
-  for (const int64_t length : lengths) ends.push_back(total += length);
-  return ends;
+std::vector<int64_t> cumulative(std::vector<int64_t> lengths) {
+  std::partial_sum(lengths.begin(), lengths.end(), lengths.begin());
+  return lengths;
 }
 
 bool templateMode(int64_t mode) { return mode == 2 || mode == 3 || mode == 4 || mode == 6 || mode == 7 || mode == 8; }

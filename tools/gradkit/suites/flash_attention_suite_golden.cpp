@@ -128,7 +128,7 @@ golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t
 
 // The naive benchmark follows the path the op runs: on the native-bf16 tile path it multiplies bf16 P and dS too.
 template <class Real>
-golden::FlashAttentionProblem realProblem(OpCase& c, const FaCase& fc, int64_t heads) {
+golden::FlashAttentionProblem problemFor(OpCase& c, const FaCase& fc, int64_t heads) {
   golden::FlashAttentionProblem problem = goldenProblem(c, fc, heads);
   problem.bf16ProductOperands = std::is_same_v<Real, float> && c.spec("query").dtype == ACL_BF16 &&
                                 chooseTilePath(ACL_BF16).path == TilePath::NativeBf16;
@@ -138,7 +138,7 @@ golden::FlashAttentionProblem realProblem(OpCase& c, const FaCase& fc, int64_t h
 template <class Real>
 FaForwardValues forwardValues(OpCase& c, const FaCase& fc, int64_t heads) {
   const auto out =
-      golden::flashAttentionForward<Real>(realProblem<Real>(c, fc, heads), Inputs<Real>(c, fc, heads, false).view());
+      golden::flashAttentionForward<Real>(problemFor<Real>(c, fc, heads), Inputs<Real>(c, fc, heads, false).view());
   return {wide(out.out), wide(out.softmaxMax), wide(out.softmaxSum)};
 }
 
@@ -157,14 +157,14 @@ FaBackwardValues backwardValues(OpCase& c, const FaCase& fc, int64_t heads) {
   }
   const std::vector<Real> out = as<Real>(given.out), max = as<Real>(given.max), sum = as<Real>(given.sum);
   const auto grads = golden::flashAttentionBackward<Real>(
-      realProblem<Real>(c, fc, heads), {in.view(), in.dy.data(), out.data(), max.data(), sum.data()});
+      problemFor<Real>(c, fc, heads), {in.view(), in.dy.data(), out.data(), max.data(), sum.data()});
   return {wide(grads.dq), wide(grads.dk), wide(grads.dv), wide(grads.dqRope), wide(grads.dkRope)};
 }
 
 FaOutput output(const FaCase& fc, const std::string& key, const std::vector<double>& values) {
   const bool stats = key == "softmaxMax" || key == "softmaxSum";
   FaOutput result{key, stats, {}, {}};
-  const std::vector<int64_t> index = faIndex(fc, key);
+  const std::vector<int64_t> index = canonicalIndex(fc, key);
   for (size_t k = 0; k < values.size() && k < index.size(); ++k) {  // the checked heads come first
     for (int64_t lane = 0; lane < (stats ? 8 : 1); ++lane) {
       result.values.push_back(values[k]);

@@ -201,7 +201,7 @@ void writeFp8Inputs(OpCase& c, const FaCase& fc) {
   std::array<std::vector<float>, 4> qkvDy;
   for (size_t i = 0; i < qkvDy.size(); ++i) {  // one stream per tensor
     SplitMix64 random(c.info().seed ^ (0x9e3779b97f4a7c15ull * (i + 1)));
-    qkvDy[i].resize(faIndex(fc, kFp8Inputs[i]).size());
+    qkvDy[i].resize(canonicalIndex(fc, kFp8Inputs[i]).size());
     for (float& value : qkvDy[i]) value = static_cast<float>(4.0 * random.uniform() - 2.0);
   }
   writeFp8Inputs(c, fc, qkvDy);
@@ -214,7 +214,7 @@ aclTensor* faTensor(OpCase& c, const FaCase& fc, const std::string& key) {
   return absent || std::find(fc.nulls.begin(), fc.nulls.end(), key) != fc.nulls.end() ? nullptr : c.acl(key);
 }
 
-std::vector<int64_t> faIndex(const FaCase& fc, const std::string& key) {
+std::vector<int64_t> canonicalIndex(const FaCase& fc, const std::string& key) {
   if (const std::optional<LayoutTensor> layout = layoutTensorOf(fc, key)) return layoutIndex(fc, *layout);
   if (!isStats(key)) throw HarnessError("'" + key + "' has no canonical order");
   // The statistics [B, N1, S1, 8] ([T1, N1, 8]) are a BNSD (TND) tensor of 8 lanes per row; TND's default softmax
@@ -232,13 +232,13 @@ std::vector<int64_t> faIndex(const FaCase& fc, const std::string& key) {
 std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key) {
   const std::vector<double> dense = denseValues(c, key);
   std::vector<double> values;
-  for (const int64_t at : faIndex(fc, key)) values.push_back(dense[static_cast<size_t>(at)]);
+  for (const int64_t at : canonicalIndex(fc, key)) values.push_back(dense[static_cast<size_t>(at)]);
   return values;
 }
 
 void writeCanonical(OpCase& c, const FaCase& fc, const std::string& key, const std::vector<double>& values) {
   std::vector<double> dense(static_cast<size_t>(c.spec(key).numel()), 0.0);
-  const std::vector<int64_t> index = faIndex(fc, key);
+  const std::vector<int64_t> index = canonicalIndex(fc, key);
   for (size_t k = 0; k < index.size() && k < values.size(); ++k) {
     for (int64_t lane = 0; lane < (isStats(key) ? 8 : 1); ++lane)
       dense[static_cast<size_t>(index[k] + lane)] = values[k];
