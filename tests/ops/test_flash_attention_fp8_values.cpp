@@ -105,7 +105,6 @@ std::vector<int64_t> scaleShape(const Case& c, bool query) {
 /** Every tensor of one GradV4 FP8 call; tests replace pointers to break a rule. */
 struct Fp8Call {
   const Fp8Data& d;
-  bool strided;
   compressor::Buffer<uint8_t> q, k, v, dy;
   IoTensor o, maxT, sumT, sq, sk, sv, sdy, so, dq, dk, dv;
   Extras ex;
@@ -115,14 +114,14 @@ struct Fp8Call {
   std::string layout;
   int64_t outDtype;
 
-  Fp8Call(const Fp8Data& data, bool stridedViews) : d(data), strided(stridedViews), ex(data.data) {
+  explicit Fp8Call(const Fp8Data& data) : d(data), ex(data.data) {
     const Case& c = d.data.c;
     const aclDataType f8 = d.fc.fp8Dtype();
-    q = makeFp8(f8, d.data.qSide.shape(), layoutCodes(d.data.qSide, d.q.codes), strided);
-    k = makeFp8(f8, d.data.kSide.shape(), layoutCodes(d.data.kSide, d.k.codes), strided);
-    v = makeFp8(f8, d.data.vSide.shape(), layoutCodes(d.data.vSide, d.v.codes), strided);
-    dy = makeFp8(f8, d.data.oSide.shape(), layoutCodes(d.data.oSide, d.dy.codes), strided);
-    o = makeInput(c.dtype, d.data.oSide.shape(), layoutOrder(d.data.oSide, d.attentionIn), strided);
+    q = makeFp8(f8, d.data.qSide.shape(), layoutCodes(d.data.qSide, d.q.codes), false);
+    k = makeFp8(f8, d.data.kSide.shape(), layoutCodes(d.data.kSide, d.k.codes), false);
+    v = makeFp8(f8, d.data.vSide.shape(), layoutCodes(d.data.vSide, d.v.codes), false);
+    dy = makeFp8(f8, d.data.oSide.shape(), layoutCodes(d.data.oSide, d.dy.codes), false);
+    o = makeInput(c.dtype, d.data.oSide.shape(), layoutOrder(d.data.oSide, d.attentionIn), false);
     std::vector<double> maxDense, sumDense;
     for (size_t r = 0; r < d.max.size(); ++r) {
       for (int lane = 0; lane < 8; ++lane) {
@@ -130,19 +129,19 @@ struct Fp8Call {
         sumDense.push_back(d.sum[r]);
       }
     }
-    maxT = makeInput(ACL_FLOAT, statsShape(c), maxDense, strided);
-    sumT = makeInput(ACL_FLOAT, statsShape(c), sumDense, strided);
+    maxT = makeInput(ACL_FLOAT, statsShape(c), maxDense, false);
+    sumT = makeInput(ACL_FLOAT, statsShape(c), sumDense, false);
     const auto scales = [&](const std::vector<float>& s, bool querySide) {
-      return makeInput(ACL_FLOAT, scaleShape(c, querySide), std::vector<double>(s.begin(), s.end()), strided);
+      return makeInput(ACL_FLOAT, scaleShape(c, querySide), std::vector<double>(s.begin(), s.end()), false);
     };
     sq = scales(d.q.dScale, true);
     sk = scales(d.k.dScale, false);
     sv = scales(d.v.dScale, false);
     sdy = scales(d.dy.dScale, true);
     so = scales(d.q.dScale, true);  // as upstream's pytest: dScaleO = dScaleQ
-    dq = makeOutput(c.dtype, d.data.qSide.shape(), strided);
-    dk = makeOutput(c.dtype, d.data.kSide.shape(), strided);
-    dv = makeOutput(c.dtype, d.data.vSide.shape(), strided);
+    dq = makeOutput(c.dtype, d.data.qSide.shape(), false);
+    dk = makeOutput(c.dtype, d.data.kSide.shape(), false);
+    dv = makeOutput(c.dtype, d.data.vSide.shape(), false);
     query = q.tensor.get(), key = k.tensor.get(), value = v.tensor.get(), grad = dy.tensor.get();
     attentionIn = o.get();
     scaleQ = sq.get(), scaleK = sk.get(), scaleV = sv.get(), scaleDy = sdy.get(), scaleO = so.get();
@@ -250,7 +249,7 @@ TEST(FlashAttentionFp8Values, ChainCloseToTheFp64GoldenOnDequantisedInputs) {
     SCOPED_TRACE(fc.name);
     const Fp8Data data(fc);
     mhc::ScopedSoc soc("Ascend950");
-    Fp8Call call(data, false);
+    Fp8Call call(data);
     const BackwardResult r = call.run();
     ASSERT_EQ(r.status, ACLNN_SUCCESS) << recentError();
     const golden::FlashAttentionProblem& p = data.data.problem;
@@ -297,7 +296,7 @@ TEST(FlashAttentionFp8Values, NonFiniteOrOverflowingScalesPropagate) {
   };
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   for (const auto& [q, k] : {std::pair{nan, 1.0}, {inf, 1.0}, {1e20, 1e20}}) {
-    Fp8Call call(data, false);
+    Fp8Call call(data);
     const IoTensor scaleQ = filled(true, q), scaleK = filled(false, k);
     call.scaleQ = scaleQ.get(), call.scaleK = scaleK.get();
     const BackwardResult r = call.run();
@@ -316,7 +315,7 @@ TEST(FlashAttentionFp8Values, SameBitsForAnyThreadCount) {
   std::vector<BackwardResult> results;
   for (int threads : {1, 2, 3}) {
     setThreadCount(threads);
-    Fp8Call call(data, false);
+    Fp8Call call(data);
     results.push_back(call.run());
   }
   setThreadCount(0);
@@ -336,7 +335,7 @@ TEST(FlashAttentionFp8Values, BenchLikeShapeRuns) {
   fc.c.batch = 1, fc.c.n1 = 4, fc.c.n2 = 1, fc.c.s1 = 384, fc.c.s2 = 384;
   const Fp8Data data(fc);
   mhc::ScopedSoc soc("Ascend950");
-  Fp8Call call(data, false);
+  Fp8Call call(data);
   const BackwardResult r = call.run();
   ASSERT_EQ(r.status, ACLNN_SUCCESS) << recentError();
   for (const std::vector<double>* out : {&r.dq, &r.dk, &r.dv}) {
@@ -372,49 +371,49 @@ class Fp8Checks : public ::testing::Test {
 };
 
 TEST_F(Fp8Checks, AValidCallPassesWithOrWithoutDScaleO) {
-  Fp8Call call(data_, false);
+  Fp8Call call(data_);
   EXPECT_EQ(call.check(), ACLNN_SUCCESS) << recentError();
   call.scaleO = nullptr;  // not read: optional
   EXPECT_EQ(call.check(), ACLNN_SUCCESS) << recentError();
 }
 
 TEST_F(Fp8Checks, MissingScalesAreNullPointers) {
-  Fp8Call call(data_, false);
+  Fp8Call call(data_);
   call.scaleK = nullptr;
   expectRejected(call, ACLNN_ERR_PARAM_NULLPTR, "dScaleKOptional");
 }
 
 TEST_F(Fp8Checks, ScaleShapesAndDtypes) {
-  Fp8Call call(data_, false);
+  Fp8Call call(data_);
   call.scaleQ = call.sk.get();  // [B, N2, 1, 1] where [B, N1, 2, 1] is due
   expectRejected(call, ACLNN_ERR_PARAM_INVALID, "dScaleQOptional");
-  Fp8Call wrongO(data_, false);
+  Fp8Call wrongO(data_);
   wrongO.scaleO = wrongO.sv.get();
   expectRejected(wrongO, ACLNN_ERR_PARAM_INVALID, "dScaleOOptional");
-  Fp8Call halfScale(data_, false);
+  Fp8Call halfScale(data_);
   IoTensor half = makeInput(ACL_FLOAT16, scaleShape(data_.data.c, true), std::vector<double>(8, 1.0), false);
   halfScale.scaleDy = half.get();
   expectRejected(halfScale, ACLNN_ERR_PARAM_INVALID, "dScaleDyOptional");
 }
 
 TEST_F(Fp8Checks, OutDtypeDecidesAttentionInAndOutputs) {
-  Fp8Call call(data_, false);
+  Fp8Call call(data_);
   call.outDtype = 1;  // BFLOAT16 expected, FLOAT16 given
   expectRejected(call, ACLNN_ERR_PARAM_INVALID, "attentionInOptional");
-  Fp8Call bad(data_, false);
+  Fp8Call bad(data_);
   bad.outDtype = 2;
   expectRejected(bad, ACLNN_ERR_PARAM_INVALID, "outDtype");
-  Fp8Call fp8Out(data_, false);
+  Fp8Call fp8Out(data_);
   fp8Out.dqOut = fp8Out.q.tensor.get();
   expectRejected(fp8Out, ACLNN_ERR_PARAM_INVALID, "dqOut");
-  Fp8Call mixed(data_, false);
+  Fp8Call mixed(data_);
   IoTensor halfDy = makeInput(ACL_FLOAT16, data_.data.oSide.shape(), data_.attentionIn, false);
   mixed.grad = halfDy.get();
   expectRejected(mixed, ACLNN_ERR_PARAM_INVALID, "dy");
 }
 
 TEST_F(Fp8Checks, TndAndRopeAreNotFp8) {
-  Fp8Call rope(data_, false);
+  Fp8Call rope(data_);
   rope.queryRope = rope.q.tensor.get();
   rope.keyRope = rope.k.tensor.get();
   expectRejected(rope, ACLNN_ERR_PARAM_INVALID, "queryRopeOptional");
@@ -456,7 +455,7 @@ TEST_F(Fp8Checks, ScalesNeedFp8InputsAndFp8NeedsGradV4) {
   IoTensor stats = makeInput(ACL_FLOAT, statsShape(c), std::vector<double>(product(statsShape(c)), 1.0), false);
   IoTensor dq = makeOutput(ACL_FLOAT16, plain.qSide.shape(), false),
            dk = makeOutput(ACL_FLOAT16, plain.kSide.shape(), false);
-  Fp8Call fp8(data_, false);
+  Fp8Call fp8(data_);
   std::string layout = c.layout, statsLayout;
   uint64_t size = 0;
   aclOpExecutor* executor = nullptr;
