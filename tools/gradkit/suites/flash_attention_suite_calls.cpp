@@ -41,16 +41,10 @@ SharedArguments sharedArguments(OpCase& c, const FaCase& fc) {
   return a;
 }
 
-// The forward entry point of the family of a backward one ("GradV2" -> "ScoreV2").
+// The same version of the forward family of a backward entry point: GradV2 -> ScoreV2, UnpaddingV4 -> VarLenScoreV4.
 std::string forwardApiFor(const std::string& backwardApi) {
-  for (const auto& [grad, score] : {std::pair<const char*, const char*>{"Grad", "Score"},
-                                    {"GradV2", "ScoreV2"},
-                                    {"GradV4", "ScoreV4"},
-                                    {"Unpadding", "VarLenScore"},
-                                    {"UnpaddingV2", "VarLenScoreV2"},
-                                    {"UnpaddingV4", "VarLenScoreV4"}}) {
-    if (backwardApi == grad) return score;
-  }
+  if (backwardApi.rfind("Grad", 0) == 0) return "Score" + backwardApi.substr(4);
+  if (backwardApi.rfind("Unpadding", 0) == 0) return "VarLenScore" + backwardApi.substr(9);
   throw HarnessError("'api': no forward entry point for \"" + backwardApi + "\"");
 }
 

@@ -2,6 +2,7 @@
 // the values a case derives rather than draws, and the map between dense elements and the canonical order.
 #include <algorithm>
 #include <optional>
+#include <sstream>
 
 #include "golden/flash_attention_fp8.h"
 #include "harness/error.h"
@@ -148,20 +149,19 @@ std::vector<double> faAlibiTable(const std::vector<int64_t>& shape, int64_t n1, 
 }
 
 std::vector<TensorRule> faTensorRules(bool backward, bool rope) {
-  const std::vector<std::string> inputs =
-      backward ? std::vector<std::string>{"query",    "key",       "value",      "dy",         "pse",
-                                          "dropMask", "attenMask", "softmaxMax", "softmaxSum", "attentionIn",
-                                          "dScaleQ",  "dScaleK",   "dScaleV",    "dScaleDy",   "dScaleO"}
-               : std::vector<std::string>{"query", "key", "value", "pse", "dropMask", "attenMask"};
-  const std::vector<std::string> outputs = backward
-                                               ? std::vector<std::string>{"dq", "dk", "dv"}
-                                               : std::vector<std::string>{"softmaxMax", "softmaxSum", "attentionOut"};
+  // The inputs, then after "|" the outputs (their order is the output digest's).
+  std::istringstream keys(backward
+                              ? "query key value dy pse dropMask attenMask softmaxMax softmaxSum attentionIn dScaleQ "
+                                "dScaleK dScaleV dScaleDy dScaleO queryRope keyRope | dq dk dv dqRope dkRope"
+                              : "query key value pse dropMask attenMask | softmaxMax softmaxSum attentionOut");
   std::vector<TensorRule> rules;
-  for (const std::string& key : inputs) rules.push_back(inputRule(key, faDefaults(key, backward)));
-  for (const std::string& key : outputs) rules.push_back(outputRule(key, faDefaults(key, backward)));
-  if (rope) {
-    for (const char* key : {"queryRope", "keyRope"}) rules.push_back(inputRule(key, faDefaults(key, backward)));
-    for (const char* key : {"dqRope", "dkRope"}) rules.push_back(outputRule(key, faDefaults(key, backward)));
+  bool outputs = false;
+  for (std::string key; keys >> key;) {
+    if (key == "|") {
+      outputs = true;
+    } else if (rope || key.find("Rope") == std::string::npos) {
+      rules.push_back((outputs ? outputRule : inputRule)(key, faDefaults(key, backward)));
+    }
   }
   return rules;
 }
