@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 #include "opapi/tensor.h"
 
@@ -22,15 +21,6 @@ MhcDims mhcDimsOf(const aclTensor& x, const aclTensor& phi) {
   dims.fusion = phi.viewDims[0];
   dims.residual = dims.fusion - 2 * dims.streams;
   return dims;
-}
-
-int64_t mhcFactorial(int64_t n) {
-  int64_t result = 1;
-  for (int64_t k = 2; k <= n; ++k) {
-    if (result > std::numeric_limits<int64_t>::max() / k) return std::numeric_limits<int64_t>::max();
-    result *= k;
-  }
-  return result;
 }
 
 }  // namespace gradkit::ops

@@ -80,7 +80,4 @@ struct MhcDims {
 /** The sizes of a call whose x ([..,N,D]) and phi ([F, N*D]) passed their checks. */
 MhcDims mhcDimsOf(const aclTensor& x, const aclTensor& phi);
 
-/** n! for small n (the width of the factorial residual block); saturates at INT64_MAX. */
-int64_t mhcFactorial(int64_t n);
-
 }  // namespace gradkit::ops

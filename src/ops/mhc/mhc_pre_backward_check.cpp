@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
+#include "ops/mhc/kernels/mhc_sizes.h"
 #include "ops/mhc/mhc_check_common.h"
 
 namespace gradkit::ops {
@@ -104,7 +105,7 @@ aclnnStatus checkGradHRes(const MhcPreBackwardArgs& a, const std::vector<int64_t
                     " profile)",
                 "shape " + a.gradHRes->shapeString());
   }
-  *residual = mhcFactorial(n);
+  *residual = kernels::mhcFactorial(n);
   return checkShapeIs(a.api, "gradHRes", *a.gradHRes, shapeWithTail(lead, {*residual}), "[" + leadNames + ", N!]");
 }
 
@@ -112,7 +113,7 @@ aclnnStatus checkGradHRes(const MhcPreBackwardArgs& a, const std::vector<int64_t
 aclnnStatus checkPhiRows(const MhcPreBackwardArgs& a, int64_t n, int64_t residual, const MhcProfile& profile) {
   const int64_t rows = a.phi->viewDims[0];
   const int64_t square = 2 * n + n * n;
-  const int64_t factorial = 2 * n + mhcFactorial(n);
+  const int64_t factorial = 2 * n + kernels::mhcFactorial(n);
   const std::string given = "shape " + a.phi->shapeString();
   if (rows != square && !(profile.factorialResidual && rows == factorial)) {
     const std::string expected =

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
+#include "ops/mhc/kernels/mhc_sizes.h"
 #include "ops/mhc/mhc_check_common.h"
 
 namespace gradkit::ops {
@@ -98,7 +99,7 @@ aclnnStatus checkPhiRows(const MhcPreArgs& a, const ForwardDims& dims, const Mhc
                 std::to_string(2 * n) + " rows (2N for N = " + std::to_string(n) + ", alpha of 2 elements)", given);
   }
   const int64_t square = 2 * n + n * n;
-  const int64_t factorial = 2 * n + mhcFactorial(n);
+  const int64_t factorial = 2 * n + kernels::mhcFactorial(n);
   if (rows == square || (profile.factorialResidual && rows == factorial)) return ACLNN_SUCCESS;
   if (profile.factorialResidual) {
     return fail(ACLNN_ERR_PARAM_INVALID, a.api, "phi",
