@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 namespace gradkit {
@@ -65,6 +66,18 @@ inline SumAndError<T> twoProdDekker(T a, T b) {
 }
 
 /**
+ * One step of Kahan's compensated sum: adds x to `sum`, `compensation` holding the negated low part lost so far
+ * (the running total is sum - compensation). KahanSum below and the array helpers run this step.
+ */
+template <class T>
+inline void kahanStep(T& sum, T& compensation, T x) {
+  const T y = x - compensation;
+  const T t = sum + y;
+  compensation = (t - sum) - y;
+  sum = t;
+}
+
+/**
  * Kahan's compensated sum. `compensation` holds the negated low part lost so far, so the running
  * total is value() = sum - compensation. The result is exact to about 2 ulp regardless of n, as
  * long as the terms do not grow far beyond the sum.
@@ -73,12 +86,7 @@ template <class T>
 class KahanSum {
  public:
   /** Adds x. */
-  void add(T x) {
-    const T y = x - compensation_;
-    const T t = sum_ + y;
-    compensation_ = (t - sum_) - y;
-    sum_ = t;
-  }
+  void add(T x) { kahanStep(sum_, compensation_, x); }
   /**
    * Adds the unevaluated pair hi + lo (e.g. a TwoProd result): lo joins the low part with the
    * correct sign (it is subtracted from the negated compensation), then hi is added.
@@ -96,6 +104,21 @@ class KahanSum {
   T sum_ = T(0);
   T compensation_ = T(0);
 };
+
+/**
+ * Kahan sums kept as two arrays (e.g. per-column sums whose terms arrive block by block): sum[i] += term[i] with
+ * compensation comp[i], i < n, in KahanSum's representation.
+ */
+template <class T>
+inline void kahanAddEach(T* sum, T* comp, const T* term, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) kahanStep(sum[i], comp[i], term[i]);
+}
+
+/** The compensated totals of kahanAddEach's arrays: out[i] = sum[i] - comp[i] (out may be sum). */
+template <class T>
+inline void kahanTotalEach(T* out, const T* sum, const T* comp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = sum[i] - comp[i];
+}
 
 /**
  * Neumaier's improved Kahan sum: also exact when a term is larger than the running sum (e.g. the

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -161,6 +162,24 @@ TEST(Compensated, KahanDotProductWithinItsBound) {
   const double bound = std::ldexp(1.0, -23) * reference + a.size() * std::ldexp(1.0, -47) * sumAbs;
   EXPECT_LE(std::fabs(kahan.value() - reference), bound);
   EXPECT_GT(std::fabs(naive - reference), 8 * bound) << "the data must be hard for naive summation";
+}
+
+TEST(Compensated, ArraySumsAreKahanSumsPerElement) {
+  // Columns summed block by block with kahanAddEach / kahanTotalEach give KahanSum's bits for each column.
+  constexpr int64_t kColumns = 7, kRows = 5000;
+  const std::vector<float> terms = randomValues<float>(kColumns * kRows, 20, 10);
+  std::vector<float> sum(kColumns, 0.0f), comp(kColumns, 0.0f), total(kColumns);
+  std::vector<KahanSum<float>> reference(kColumns);
+  for (int64_t row = 0; row < kRows; ++row) {
+    gradkit::kahanAddEach(sum.data(), comp.data(), terms.data() + row * kColumns, kColumns);
+    for (int64_t c = 0; c < kColumns; ++c) reference[c].add(terms[row * kColumns + c]);
+  }
+  gradkit::kahanTotalEach(total.data(), sum.data(), comp.data(), kColumns);
+  gradkit::kahanTotalEach(sum.data(), sum.data(), comp.data(), kColumns);  // in place
+  for (int64_t c = 0; c < kColumns; ++c) {
+    EXPECT_EQ(total[c], reference[c].value()) << c;
+    EXPECT_EQ(sum[c], reference[c].value()) << c;
+  }
 }
 
 }  // namespace
