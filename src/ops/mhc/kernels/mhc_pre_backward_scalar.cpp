@@ -74,6 +74,10 @@ void mhcSegmentScalar(aclDataType dtype, const MhcColumnSegment& sg) {
   }
 }
 
-const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{mhcStreamDotsScalar, mhcSegmentScalar};
+namespace {
+bool always() { return true; }
+}  // namespace
+
+const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{"scalar", always, mhcStreamDotsScalar, mhcSegmentScalar};
 
 }  // namespace gradkit::kernels

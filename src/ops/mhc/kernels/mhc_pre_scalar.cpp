@@ -107,9 +107,9 @@ void mhcPreBlockScalar(const MhcPreProblem& p, int64_t first, int64_t count, flo
 }
 
 namespace {
-bool unpairedPhi() { return false; }
+bool always() { return true; }
 }  // namespace
 
-const MhcPreKernels kMhcPreScalarKernels{mhcPreBlockScalar, unpairedPhi};
+const MhcPreKernels kMhcPreScalarKernels{"scalar", always, mhcPreBlockScalar, false};
 
 }  // namespace gradkit::kernels
