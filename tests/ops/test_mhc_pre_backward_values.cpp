@@ -17,7 +17,6 @@
 
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_mhc_pre_backward_v2.h"
-#include "core/kernel_select.h"
 #include "core/parallel.h"
 #include "golden/mhc_pre.h"
 #include "gradkit/float_convert.h"
@@ -339,7 +338,7 @@ Problem handProblem(aclDataType dtype, bool hf32) {
 TEST(MhcPreBackwardValues, HandWorkedCase) {
   for (aclDataType dtype : {ACL_BF16, ACL_FLOAT16}) {
     for (bool hf32 : {false, true}) {
-      for (const auto* table : {&kernels::mhcPreBackwardSimdKernels(), &kernels::kMhcPreBackwardScalarKernels}) {
+      for (const auto* table : {&kernels::kMhcPreBackwardSimdKernels, &kernels::kMhcPreBackwardScalarKernels}) {
         const Result r = runPlan(handProblem(dtype, hf32), table);
         const std::vector<float> gradX = {1.578125f, 1.15625f, 1.4609375f, 0.83203125f};
         for (size_t i = 0; i < gradX.size(); ++i) EXPECT_EQ(r.gradX[i], narrow(dtype, gradX[i])) << i;
@@ -422,7 +421,7 @@ TEST(MhcPreBackwardValues, SimdAndScalarKernelsAgree) {
   // can move an operand across an HF32 rounding boundary (one HF32 unit, 2^-11 relative), hence 1e-3 there.
   for (const Case& c : goldenCases()) {
     const Problem p = makeProblem(c);
-    const Result simd = runPlan(p, &kernels::mhcPreBackwardSimdKernels());
+    const Result simd = runPlan(p, &kernels::kMhcPreBackwardSimdKernels);
     const Result scalar = runPlan(p, &kernels::kMhcPreBackwardScalarKernels);
     const double relative = c.hf32 ? 1e-3 : 1e-6;
     std::vector<double> scalarX;
@@ -448,8 +447,9 @@ TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
   // every target with fused multiply-add that the CPU runs: the same fma chains, the same elementwise operations.
   // D = 45 and 21 leave strips of 16 + 8 + scalar columns (AVX2) and of 32 + scalar or 16 + scalar columns
   // (AVX-512), column blocks of 64 straddle streams (several segments per block), T = 137 a token block of 17 rows
-  // (6 x 2 + 5 rows, or 8 x 2 + 1), N = 8 an F of 80 (grad_phi rows 6 x 13 + 2, or 8 x 10). Every SIMD table runs
-  // (below AVX-512 the AVX-512 ones fall back to the scalar kernel).
+  // (6 x 2 + 5 rows, or 8 x 2 + 1), N = 8 an F of 80 (grad_phi rows 6 x 13 + 2, or 8 x 10).
+  const kernels::MhcPreBackwardKernels mixed{kernels::kMhcPreBackwardScalarKernels.streamDots,
+                                             kernels::kMhcPreBackwardSimdKernels.segment};
   std::vector<Case> cases;
   for (bool hf32 : {false, true}) {
     for (bool gamma : {false, true}) {
@@ -466,31 +466,9 @@ TEST(MhcPreBackwardValues, SimdSegmentKernelGivesTheScalarBits) {
     const Result scalar = runPlan(p, &kernels::kMhcPreBackwardScalarKernels);
     expectMatchesGolden(p, scalar);
     forEachFmaTarget([&](int64_t target) {
-      for (const kernels::MhcPreBackwardKernels* table : kernels::kMhcPreBackwardSimdTables) {
-        const kernels::MhcPreBackwardKernels mixed{table->name, table->supported,
-                                                   kernels::kMhcPreBackwardScalarKernels.streamDots, table->segment};
-        EXPECT_TRUE(sameBits(scalar, runPlan(p, &mixed)))
-            << table->name << " on " << hwy::TargetName(target) << " " << describe(c);
-      }
+      EXPECT_TRUE(sameBits(scalar, runPlan(p, &mixed))) << hwy::TargetName(target) << " " << describe(c);
     });
   }
-}
-
-// The plan takes the fastest SIMD table the CPU runs: an AVX-512 one where Highway finds an AVX-512 target (the
-// one converting bf16 lines by AVX512_BF16 where the CPU has it), else the portable one.
-TEST(MhcPreBackwardValues, PlanTakesTheFastestTableTheCpuRuns) {
-  forEachFmaTarget([&](int64_t target) {
-    const kernels::MhcPreBackwardKernels& chosen = kernels::mhcPreBackwardSimdKernels();
-    const bool avx512 = (target & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
-    EXPECT_EQ(&chosen != &kernels::kMhcPreBackwardHwyKernels, avx512)
-        << chosen.name << " on " << hwy::TargetName(target);
-    Case c;
-    c.tokens = 30, c.hidden = 40, c.seed = 3;
-    const Problem p = makeProblem(c);
-    ops::MhcPreBackwardPlan plan = ops::planMhcPreBackward(Views(p).args(p));
-    const auto* expected = scalarKernelsForced() ? &kernels::kMhcPreBackwardScalarKernels : &chosen;
-    EXPECT_EQ(plan.kernels, expected) << hwy::TargetName(target);
-  });
 }
 
 TEST(MhcPreBackwardValues, SameBitsForAnyThreadCount) {
@@ -501,7 +479,7 @@ TEST(MhcPreBackwardValues, SameBitsForAnyThreadCount) {
     Case c;
     c.tokens = tokens, c.hidden = 136, c.hf32 = hf32, c.seed = 7;
     const Problem p = makeProblem(c);
-    for (const auto* table : {&kernels::mhcPreBackwardSimdKernels(), &kernels::kMhcPreBackwardScalarKernels}) {
+    for (const auto* table : {&kernels::kMhcPreBackwardSimdKernels, &kernels::kMhcPreBackwardScalarKernels}) {
       setThreadCount(1);
       const Result one = runPlan(p, table);
       expectMatchesGolden(p, one);

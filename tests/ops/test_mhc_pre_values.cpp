@@ -200,8 +200,8 @@ struct Call {
 Outputs runPlan(const Shape& s, const Options& o, Inputs& in, bool strided = false,
                 const kernels::MhcPreKernels* table = nullptr) {
   Call call(s, o, in, strided);
-  // A given table is planned with (it decides phi's packing), not swapped in afterwards.
-  ops::MhcPrePlan plan = table != nullptr ? ops::planMhcPre(call.args(), *table) : ops::planMhcPre(call.args());
+  ops::MhcPrePlan plan = ops::planMhcPre(call.args());
+  if (table != nullptr) plan.kernels = table;
   std::vector<unsigned char> workspace(plan.workspace.totalBytes());
   EXPECT_EQ(plan.run(workspace.data()), ACLNN_SUCCESS);
   return call.outputs();
@@ -378,9 +378,8 @@ TEST_F(MhcPreValues, HandWorkedCase) {
 }
 
 // The SIMD and the scalar kernels run the same operations in the same order, so their bits agree (the spec only
-// asks for closeness; equal bits are the stronger check), for every SIMD table on every FMA target the CPU runs
-// (the 8-lane table from AVX2 on; the AVX-512 table's token pairs with phi packed paired, which falls back to the
-// scalar kernel below AVX-512). Shapes reach every tail: D % 8 != 0, K % 256 != 0 (K % 16 != 0), T % 4 != 0 and
+// asks for closeness; equal bits are the stronger check), on every FMA target the CPU runs (AVX2: 8 lanes; AVX-512:
+// token pairs, phi packed paired). Shapes reach every tail: D % 8 != 0, K % 256 != 0 (K % 16 != 0), T % 4 != 0 and
 // odd (a last pair of one token), 1 to 8 pairs, panel widths 3 / 2+2 / 3+3 / 3+3+2+2 / 1 (F = 24, 32, 48, 80, 8).
 TEST_F(MhcPreValues, SimdMatchesScalar) {
   const Shape shapes[] = {{37, 4, 80, 24}, {5, 4, 13, 32},   {33, 6, 50, 48},
@@ -397,25 +396,13 @@ TEST_F(MhcPreValues, SimdMatchesScalar) {
         const Outputs scalar = runPlan(s, o, in, false, &kernels::kMhcPreScalarKernels);
         expectMatchesGolden(s, o, in, scalar);
         forEachFmaTarget([&](int64_t target) {
-          for (const kernels::MhcPreKernels* table : kernels::kMhcPreSimdTables) {
-            const Outputs simd = runPlan(s, o, in, false, table);
-            EXPECT_TRUE(simd == scalar) << table->name << " on " << hwy::TargetName(target) << " T " << s.tokens
-                                        << " N " << s.streams << " D " << s.hidden << " F " << s.fusion << " dtype "
-                                        << dtype << " hf32 " << hf32;
-          }
+          const Outputs simd = runPlan(s, o, in, false, &kernels::kMhcPreSimdKernels);
+          EXPECT_TRUE(simd == scalar) << hwy::TargetName(target) << " T " << s.tokens << " N " << s.streams << " D "
+                                      << s.hidden << " F " << s.fusion << " dtype " << dtype << " hf32 " << hf32;
         });
       }
     }
   }
-}
-
-// The plan takes the fastest SIMD table the CPU runs: AVX-512's where Highway finds an AVX-512 target.
-TEST_F(MhcPreValues, PlanTakesTheFastestTableTheCpuRuns) {
-  forEachFmaTarget([&](int64_t target) {
-    const kernels::MhcPreKernels& chosen = kernels::mhcPreSimdKernels();
-    const bool avx512 = (target & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
-    EXPECT_EQ(&chosen == &kernels::kMhcPreAvx512Kernels, avx512) << chosen.name << " on " << hwy::TargetName(target);
-  });
 }
 
 // Blocks have a fixed size and each one's results depend only on its tokens: the same bits for 1, 2, 3, 8 threads,
@@ -425,7 +412,7 @@ TEST_F(MhcPreValues, SameBitsForAnyThreadCount) {
   for (const bool scalar : {false, true}) {
     Options o;
     Inputs in = randomInputs(s, o.dtype, 11);
-    const kernels::MhcPreKernels* table = scalar ? &kernels::kMhcPreScalarKernels : &kernels::mhcPreSimdKernels();
+    const kernels::MhcPreKernels* table = scalar ? &kernels::kMhcPreScalarKernels : &kernels::kMhcPreSimdKernels;
     setThreadCount(1);
     const Outputs reference = runPlan(s, o, in, false, table);
     for (const int threads : {2, 3, 8}) {

@@ -42,18 +42,16 @@ struct MhcPreBackwardPlan {
   // of tokenChunk; dm [groupTokens, F] and rmsCoef [groupTokens] (fp32), per-chunk sums [group's chunks, F + 3].
   int64_t groupTokens = 0, tokenChunk = 0;
   WorkspaceRegion dm, dmTiles, rmsCoef, chunkSums;  // dmTiles: dm in tiles of kMhcDmTileRows tokens
-  // Pass 2: columns in columnBlocks blocks of columnBlock, a fixed range of whole blocks per slot (one slot per
-  // thread at most), tokens in blocks of tokenBlock. phiPack, phiSum, phiComp [blocks, F, ldPack]: phi
-  // (HF32-rounded in mode 1), grad_phi's running sums and their Kahan compensations by column block; gammaComp [K]:
-  // grad_gamma's compensation; slotScratch: slots x slotFloats of per-slot scratch, in it at slotGammaPart
-  // [columnBlock] a block's sums over its tokens of x * dxg, at slotXgStrip [tokenBlock, kMhcStripColumns] x * gamma
-  // of a strip (HF32-rounded in mode 1).
-  int64_t tokenBlock = 0, columnBlock = 0, columnBlocks = 0, ldPack = 0, slots = 0;
-  int64_t slotFloats = 0, slotGammaPart = 0, slotXgStrip = 0;
+  // Pass 2: columns in blocks of columnBlock, a fixed range of whole blocks per slot (one slot per thread at most),
+  // tokens in blocks of tokenBlock. phiPack, phiSum, phiComp [blocks, F, ldPack]: phi (HF32-rounded in mode 1),
+  // grad_phi's running sums and their Kahan compensations by column block; gammaComp [K]: grad_gamma's
+  // compensation; slotScratch: slots x slotBytes of per-slot scratch.
+  int64_t tokenBlock = 0, columnBlock = 0, ldPack = 0, slots = 0;
+  uint64_t slotBytes = 0;
   WorkspaceRegion phiPack, phiSum, phiComp, gammaComp, slotScratch;
   const kernels::MhcPreBackwardKernels* kernels = nullptr;
 
-  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()); mhc_pre_backward_run.cpp. */
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
   aclnnStatus run(void* memory) const;
 };
 

@@ -19,10 +19,6 @@ StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, Work
 }  // namespace
 
 MhcPrePlan planMhcPre(const MhcPreArgs& args) {
-  return planMhcPre(args, chooseKernels(kernels::mhcPreSimdKernels(), kernels::kMhcPreScalarKernels));
-}
-
-MhcPrePlan planMhcPre(const MhcPreArgs& args, const kernels::MhcPreKernels& table) {
   MhcPrePlan plan;
   plan.dims = mhcDimsOf(*args.x, *args.phi);
   const MhcDims& dims = plan.dims;
@@ -59,8 +55,8 @@ MhcPrePlan planMhcPre(const MhcPreArgs& args, const kernels::MhcPreKernels& tabl
   const uint64_t hInBytes = static_cast<uint64_t>(dims.tokens * dims.hidden) * 2;
   p.streamHIn = !plan.hIn.staged() && hInBytes >= kStreamingStoreBytes;
 
-  plan.kernels = &table;
-  p.pairedPhi = table.pairedPhi;
+  plan.kernels = &chooseKernels(kernels::kMhcPreSimdKernels, kernels::kMhcPreScalarKernels);
+  p.pairedPhi = plan.kernels->pairedPhi();
   plan.packedPhi =
       booking.bookArray("packed phi", static_cast<uint64_t>(kernels::mhcPrePackedPhiFloats(p)), sizeof(float));
   const int64_t blocks = (dims.tokens + kernels::kMhcPreBlockTokens - 1) / kernels::kMhcPreBlockTokens;

@@ -36,7 +36,4 @@ struct MhcPrePlan {
  */
 MhcPrePlan planMhcPre(const MhcPreArgs& args);
 
-/** planMhcPre with the kernel table given (tests run every table the CPU has) instead of the CPU's fastest. */
-MhcPrePlan planMhcPre(const MhcPreArgs& args, const kernels::MhcPreKernels& table);
-
 }  // namespace gradkit::ops

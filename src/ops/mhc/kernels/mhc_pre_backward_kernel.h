@@ -19,7 +19,7 @@ using MhcStreamDotsFn = void (*)(aclDataType dtype, const void* x, const void* g
 
 /**
  * Columns of a block strip, at most: the fused kernel computes one strip of every token of a block at a time (the
- * SIMD kernels' strips are 16 or, on AVX-512, 32 columns wide; xgStrip is booked for the widest).
+ * SIMD kernel's strips are 16 or, on AVX-512, 32 columns wide; xgStrip is booked for the widest).
  */
 inline constexpr int64_t kMhcStripColumns = 32;
 
@@ -90,32 +90,13 @@ struct MhcColumnSegment {
  */
 using MhcSegmentFn = void (*)(aclDataType dtype, const MhcColumnSegment& segment);
 
-/**
- * A kernel table: the kernels of one instruction set, chosen once by the plan (core/kernel_select.h). Each falls
- * back to the scalar kernels on a target it has no kernels for.
- */
+/** The kernels a plan runs with, chosen once (core/kernel_select.h). */
 struct MhcPreBackwardKernels {
-  const char* name;     // the instruction set, for tests and messages
-  bool (*supported)();  // whether the CPU (as Highway's targets, which tests may narrow) runs its own kernels
   MhcStreamDotsFn streamDots;
   MhcSegmentFn segment;
 };
-extern const MhcPreBackwardKernels kMhcPreBackwardScalarKernels;      // mhc_pre_backward_scalar.cpp
-extern const MhcPreBackwardKernels kMhcPreBackwardHwyKernels;         // mhc_pre_backward_hwy.cpp: any target
-extern const MhcPreBackwardKernels kMhcPreBackwardAvx512Kernels;      // mhc_pre_backward_avx512.cpp: AVX-512
-extern const MhcPreBackwardKernels kMhcPreBackwardAvx512Bf16Kernels;  // the same, bf16 lines by AVX512_BF16
-
-/** The SIMD tables, fastest first. */
-inline const MhcPreBackwardKernels* const kMhcPreBackwardSimdTables[] = {
-    &kMhcPreBackwardAvx512Bf16Kernels, &kMhcPreBackwardAvx512Kernels, &kMhcPreBackwardHwyKernels};
-
-/** The fastest SIMD table the CPU runs. */
-inline const MhcPreBackwardKernels& mhcPreBackwardSimdKernels() {
-  for (const MhcPreBackwardKernels* table : kMhcPreBackwardSimdTables) {
-    if (table->supported()) return *table;
-  }
-  return kMhcPreBackwardHwyKernels;
-}
+extern const MhcPreBackwardKernels kMhcPreBackwardSimdKernels;
+extern const MhcPreBackwardKernels kMhcPreBackwardScalarKernels;
 
 /** The scalar kernels (the scalar table; also the SIMD table's fallback where a target cannot convert exactly). */
 void mhcStreamDotsScalar(aclDataType dtype, const void* x, const void* gin, int64_t streams, int64_t hidden,

@@ -74,10 +74,6 @@ void mhcSegmentScalar(aclDataType dtype, const MhcColumnSegment& sg) {
   }
 }
 
-namespace {
-bool always() { return true; }
-}  // namespace
-
-const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{"scalar", always, mhcStreamDotsScalar, mhcSegmentScalar};
+const MhcPreBackwardKernels kMhcPreBackwardScalarKernels{mhcStreamDotsScalar, mhcSegmentScalar};
 
 }  // namespace gradkit::kernels

@@ -1,25 +1,85 @@
-// The portable SIMD MhcPre table (kMhcPreHwyKernels): the block kernel of mhc_pre_simd-inl.h with 8-lane staging
-// and matmul, compiled once per Highway target and dispatched at run time. It runs on x86 targets from AVX2 on
-// (8 fp32 lanes per vector, native FMA, exact fp16 conversion through F16C); other targets run the scalar kernel.
+// The SIMD MhcPre block kernel, compiled once per Highway target and dispatched at run time. It runs on x86
+// targets from AVX2 on (8 fp32 lanes per vector, native FMA, exact fp16 conversion through F16C); other targets
+// run the scalar kernel. Same operations in the same order as mhc_pre_scalar.cpp (mhc_pre_kernel.h):
 //   stage:  xg = float(x) * gamma (HF32-rounded), squares[lane] = fma(x, x, squares[lane]), 8 k per vector;
 //   matmul: 4 token rows x w vectors of h_mix in registers; per k, broadcast xg(t, k) and fma with the packed
-//           phi panel row; each chunk's sums are added to h_mix in memory.
+//           phi panel row; each chunk's sums are added to h_mix in memory;
+//   h_in:   x0 * h0, then fma per stream; narrowed once (RNE).
+// On AVX-512 (when the plan packed phi paired) the matmul holds token pairs in 16-lane registers and h_in runs 16
+// lanes wide (see "AVX-512" below); every lane still runs the same chain, so the bits are the same.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/mhc/kernels/mhc_pre_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 //
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/mhc/kernels/mhc_pre_kernel.h"
-#include "ops/mhc/kernels/mhc_pre_simd-inl.h"
+#include "ops/mhc/kernels/mhc_pre_token.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace gradkit::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if GRADKIT_MHC_PRE_SIMD_TARGET  // set by mhc_pre_simd-inl.h for this target
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
+using D8 = hn::CappedTag<float, 8>;
+using V8 = hn::Vec<D8>;
+
+/** 8 elements of x from `from`, widened exactly. */
+template <bool kHalf>
+HWY_INLINE V8 Widen(const uint16_t* from) {
+  const D8 d;
+  const hn::Rebind<uint16_t, D8> d16;
+  const auto bits = hn::LoadU(d16, from);
+  if constexpr (kHalf) {
+    const hn::Rebind<hwy::float16_t, D8> dh;
+    return hn::PromoteTo(d, hn::BitCast(dh, bits));
+  } else {
+    const hn::RebindToUnsigned<D8> du;
+    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, bits)));
+  }
+}
+
+/** The bf16 rounding of every lane (RNE; NaN stays NaN with its sign, top payload and quiet bit set): 32-bit lanes
+ *  whose high halves are the bf16 bits. */
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16Rounded(D, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
+  const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+}
+
+/** 8 fp32 lanes narrowed to fp16 / bf16 bits (RNE; NaN stays NaN with its sign, top payload and quiet bit set). */
+template <bool kHalf>
+HWY_INLINE auto Narrow(V8 v) {
+  const hn::Rebind<uint16_t, D8> d16;
+  if constexpr (kHalf) {
+    const hn::Rebind<hwy::float16_t, D8> dh;
+    return hn::BitCast(d16, hn::DemoteTo(dh, v));  // F16C: RNE, NaN kept quiet
+  } else {
+    const hn::RebindToSigned<D8> di;
+    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(Bf16Rounded(D8(), v))));
+  }
+}
+
+/** HF32 rounding of every finite lane (core/hf32.h's rule: add half of the 12 dropped bits, clear them). */
+template <class D>
+HWY_INLINE hn::Vec<D> RoundHf32(D d, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto exponent = hn::Set(du, 0x7F800000u);
+  const auto special = hn::Eq(hn::And(bits, exponent), exponent);
+  const auto rounded = hn::And(hn::Add(bits, hn::Set(du, 0x800u)), hn::Set(du, ~0xFFFu));
+  return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
+}
 
 /** xg of one vector: v * gamma (kGamma; `gamma` holds its 8 values), HF32-rounded (kHf32, opImplMode 1). */
 template <bool kGamma, bool kHf32>
@@ -80,6 +140,47 @@ HWY_NOINLINE void StageChunk(const uint16_t* x, size_t k, const float* gamma, si
   }
 }
 
+using StageFn = void (*)(const uint16_t*, size_t, const float*, size_t, float*, size_t, float*, size_t);
+
+/** The staging instance for gamma given or not and opImplMode. */
+template <bool kHalf>
+StageFn ChooseStage(bool gamma, bool hf32) {
+  if (gamma) return hf32 ? &StageChunk<kHalf, true, true> : &StageChunk<kHalf, true, false>;
+  return hf32 ? &StageChunk<kHalf, false, true> : &StageChunk<kHalf, false, false>;
+}
+
+/**
+ * The x the next staging step reads: `rows` rows of `elements` elements from `base`, `stride` apart. The matmul
+ * asks for it 64 bytes at a time, spread over its k loop, so that x streams in from memory while the products
+ * run (staging alone would wait for it: its 32 short row pieces are more streams than the hardware tracks).
+ */
+struct NextX {
+  const uint16_t* base = nullptr;
+  size_t stride = 0, elements = 0, rows = 0;
+};
+
+/** The prefetches of `next`'s rows [row0, row0 + maxRows), 64 bytes each, spread over a k loop of kc: one share
+ *  per step of 8 k. */
+class SpreadPrefetch {
+ public:
+  SpreadPrefetch(const NextX& next, size_t row0, size_t maxRows, size_t kc)
+      : next_(next), row0_(row0), linesPerRow_((next.elements + 31) / 32) {
+    const size_t rows = row0 < next.rows ? HWY_MIN(maxRows, next.rows - row0) : 0;
+    const size_t steps = (kc + 7) / 8;
+    lines_ = rows * linesPerRow_;
+    perStep_ = (lines_ + steps - 1) / steps;
+  }
+  HWY_INLINE void step() {
+    for (size_t q = 0; q < perStep_ && line_ < lines_; ++q, ++line_) {
+      hwy::Prefetch(next_.base + (row0_ + line_ / linesPerRow_) * next_.stride + (line_ % linesPerRow_) * 32);
+    }
+  }
+
+ private:
+  const NextX& next_;
+  size_t row0_, linesPerRow_, lines_ = 0, perStep_ = 0, line_ = 0;
+};
+
 /** kR token rows x kW vectors of h_mix: c (+)= sum over kk < kc of xg(r, kk) * panel(kk, :); prefetches the
  *  rows [row0, row0 + kR) of `next`. */
 template <size_t kW, size_t kR>
@@ -130,36 +231,397 @@ HWY_NOINLINE void PanelProducts(const float* xg, size_t lda, const float* panel,
   }
 }
 
-/** The 8-lane variant of BlockTyped: phi unpaired, tokens staged row by row, h_in 8 lanes wide throughout. */
-struct EightLanes {
-  static constexpr bool kPaired = false;
-  template <bool kHalf>
-  static StageFn Stage(bool gamma, bool hf32) {
-    if (gamma) return hf32 ? &StageChunk<kHalf, true, true> : &StageChunk<kHalf, true, false>;
-    return hf32 ? &StageChunk<kHalf, false, true> : &StageChunk<kHalf, false, false>;
-  }
-  template <size_t kW>
-  static void Products(const float* xg, size_t lda, const float* panel, size_t kc, float* mix, size_t ldc,
-                       size_t tokens, bool accumulate, const NextX& next) {
-    PanelProducts<kW>(xg, lda, panel, kc, mix, ldc, tokens, accumulate, next);
-  }
-  template <bool kHalf, size_t kN>
-  static size_t HInHead(const uint16_t*, size_t, size_t, const V8*, uint16_t*, bool) {
-    return 0;
-  }
-};
+/** h_in of 8 elements at column j: x0 * h0, then fma per stream, in stream order. kN: N, or 0 (runtime n). */
+template <bool kHalf, size_t kN>
+HWY_INLINE V8 HInVector(const uint16_t* x, size_t n, size_t dHidden, const V8* h, size_t j) {
+  const size_t streams = kN != 0 ? kN : n;
+  V8 acc = hn::Mul(Widen<kHalf>(x + j), h[0]);
+  for (size_t i = 1; i < streams; ++i) acc = hn::MulAdd(Widen<kHalf>(x + i * dHidden + j), h[i], acc);
+  return acc;
+}
 
-bool EightLaneBlock(const MhcPreProblem& p, int64_t first, int64_t count, float* scratch) {
-  return RunBlock<EightLanes>(p, first, count, scratch);
+#if HWY_TARGET <= HWY_AVX3
+using D16 = hn::CappedTag<float, 16>;
+
+/** 16 elements of x from `from`, widened exactly (Widen's conversion; written with the intrinsics, as Highway's
+ *  load and promote made the forward ~1 % slower). */
+template <bool kHalf>
+HWY_INLINE __m512 Widen16(const uint16_t* from) {
+  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from));
+  if constexpr (kHalf) return _mm512_cvtph_ps(bits);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+/** Narrow on 16 lanes (the bf16 bits gathered with one word permute). */
+template <bool kHalf>
+HWY_INLINE __m256i Narrow16(__m512 v) {
+  if constexpr (kHalf) return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512i highWords = _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 31, 29, 27, 25,
+                                             23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  const __m512i rounded = Bf16Rounded(D16(), hn::Vec<D16>{v}).raw;
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi16(highWords, rounded));
+}
+
+/** HInVector on 16 lanes (the same chain per lane); h16 holds the gates broadcast. */
+template <bool kHalf, size_t kN>
+HWY_INLINE __m512 HInVector16(const uint16_t* x, size_t n, size_t dHidden, const __m512* h16, size_t j) {
+  const size_t streams = kN != 0 ? kN : n;
+  __m512 acc = _mm512_mul_ps(Widen16<kHalf>(x + j), h16[0]);
+  for (size_t i = 1; i < streams; ++i) acc = _mm512_fmadd_ps(Widen16<kHalf>(x + i * dHidden + j), h16[i], acc);
+  return acc;
+}
+
+/** The first columns of TokenHIn 32 at a time (two chains of 16 lanes); returns the columns done. */
+template <bool kHalf, size_t kN>
+HWY_INLINE size_t TokenHIn16(const uint16_t* x, size_t n, size_t dHidden, const V8* h, uint16_t* out, bool stream) {
+  const size_t streams = kN != 0 ? kN : n;
+  if (streams > 8) return 0;  // the 8-lane loop takes any N
+  __m512 h16[8];
+  for (size_t i = 0; i < streams; ++i) h16[i] = _mm512_set1_ps(hn::GetLane(h[i]));
+  stream = stream && reinterpret_cast<uintptr_t>(out) % 32 == 0;  // else plain stores
+  size_t j = 0;
+  for (; j + 32 <= dHidden; j += 32) {
+    const __m256i lo = Narrow16<kHalf>(HInVector16<kHalf, kN>(x, n, dHidden, h16, j));
+    const __m256i hi = Narrow16<kHalf>(HInVector16<kHalf, kN>(x, n, dHidden, h16, j + 16));
+    auto* at = reinterpret_cast<__m256i*>(out + j);
+    if (stream) {
+      _mm256_stream_si256(at, lo);
+      _mm256_stream_si256(at + 1, hi);
+    } else {
+      _mm256_storeu_si256(at, lo);
+      _mm256_storeu_si256(at + 1, hi);
+    }
+  }
+  return j;
+}
+#endif  // HWY_TARGET <= HWY_AVX3
+
+/** h_in of one token: D values from its N streams and gate vectors h; non-temporal stores when
+ *  `stream` (then `out` is 16-byte aligned and D a multiple of 8). On AVX-512 the first columns run 16 lanes wide. */
+template <bool kHalf, size_t kN>
+HWY_INLINE void TokenHIn(const uint16_t* x, size_t n, size_t dHidden, const V8* h, uint16_t* out, bool stream) {
+  const hn::Rebind<uint16_t, D8> d16;
+#if HWY_TARGET <= HWY_AVX3
+  size_t j = TokenHIn16<kHalf, kN>(x, n, dHidden, h, out, stream);
+#else
+  size_t j = 0;
+#endif
+  for (; j + 16 <= dHidden; j += 16) {  // two independent chains per step
+    const auto lo = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j));
+    const auto hi = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j + 8));
+    if (stream) {
+      hn::Stream(lo, d16, out + j);
+      hn::Stream(hi, d16, out + j + 8);
+    } else {
+      hn::StoreU(lo, d16, out + j);
+      hn::StoreU(hi, d16, out + j + 8);
+    }
+  }
+  for (; j + 8 <= dHidden; j += 8) {
+    const auto v = Narrow<kHalf>(HInVector<kHalf, kN>(x, n, dHidden, h, j));
+    if (stream) {
+      hn::Stream(v, d16, out + j);
+    } else {
+      hn::StoreU(v, d16, out + j);
+    }
+  }
+  if (j < dHidden) {  // tail through small buffers
+    const size_t rest = dHidden - j;
+    uint16_t bits[8] = {};
+    std::memcpy(bits, x + j, rest * sizeof(uint16_t));
+    V8 acc = hn::Mul(Widen<kHalf>(bits), h[0]);
+    for (size_t i = 1; i < n; ++i) {
+      std::memcpy(bits, x + i * dHidden + j, rest * sizeof(uint16_t));
+      acc = hn::MulAdd(Widen<kHalf>(bits), h[i], acc);
+    }
+    uint16_t narrow[8];
+    hn::StoreU(Narrow<kHalf>(acc), d16, narrow);
+    std::memcpy(out + j, narrow, rest * sizeof(uint16_t));
+  }
+}
+
+#if HWY_TARGET <= HWY_AVX3
+// AVX-512 (16 lanes): a register holds 8 columns of h_mix for a pair of tokens, lanes (t0, f), (t1, f) side by
+// side. The chunk of xg is staged pair by pair (xg[t0, k], xg[t1, k] adjacent, one 64-bit broadcast per pair and k)
+// and phi is packed paired (each value twice), so every lane of every multiply-add is a real product even where F
+// is not a multiple of 16 (F = 24 at N = 4). Each lane runs the same fma chain over k as the 8-lane kernel.
+
+/** xg of 16 lanes: v * gamma (kGamma), HF32-rounded (kHf32; Inf and NaN unchanged). */
+template <bool kGamma, bool kHf32>
+HWY_INLINE __m512 Scaled16(__m512 v, __m512 gamma) {
+  __m512 g = v;
+  if constexpr (kGamma) g = _mm512_mul_ps(v, gamma);
+  if constexpr (kHf32) g = RoundHf32(D16(), hn::Vec<D16>{g}).raw;
+  return g;
+}
+
+/**
+ * One step of 16 k of StagePairs: rows[t] (null: a missing token, zeros) from element kk, gamma's 16 values at
+ * `scale`; pair p's 32 staged values to out[p]; sum[t] the tokens' partial sums of squares.
+ */
+template <bool kHalf, bool kGamma, bool kHf32, size_t kP>
+HWY_INLINE void StagePairStep(const uint16_t* const* rows, size_t kk, const float* scale, float* const* out,
+                              __m256* sum) {
+  constexpr size_t kT = 2 * kP;
+  const __m512i evens = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i odds = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const __m512 g = kGamma ? _mm512_loadu_ps(scale) : _mm512_setzero_ps();
+  __m512 scaled[kT];
+  for (size_t t = 0; t < kT; ++t) {
+    const __m512 v = rows[t] != nullptr ? Widen16<kHalf>(rows[t] + kk) : _mm512_setzero_ps();
+    const __m256 low = _mm512_castps512_ps256(v), high = _mm512_extractf32x8_ps(v, 1);
+    sum[t] = _mm256_fmadd_ps(high, high, _mm256_fmadd_ps(low, low, sum[t]));
+    scaled[t] = Scaled16<kGamma, kHf32>(v, g);
+  }
+  for (size_t p = 0; p < kP; ++p) {
+    _mm512_storeu_ps(out[p], _mm512_permutex2var_ps(scaled[2 * p], evens, scaled[2 * p + 1]));
+    _mm512_storeu_ps(out[p] + 16, _mm512_permutex2var_ps(scaled[2 * p], odds, scaled[2 * p + 1]));
+  }
+}
+
+/**
+ * Stages kP token pairs of the chunk: pair p's xg at xg + p * 2 * chunk, (k, token) at [2 * k + token]; the sums
+ * of squares advance in their 8 partials (k mod 8: the low then the high 8 lanes of each 16). A missing second
+ * token of the last pair (`tokens` odd) stages zeros. Tails run through zero-padded buffers.
+ */
+template <bool kHalf, bool kGamma, bool kHf32, size_t kP>
+HWY_INLINE void StagePairs(const uint16_t* x, size_t k, const float* gamma, size_t kc, float* xg, size_t chunk,
+                           float* squares, size_t tokens) {
+  constexpr size_t kT = 2 * kP;
+  __m256 sum[kT];
+  for (size_t t = 0; t < kT; ++t) sum[t] = _mm256_loadu_ps(squares + t * 8);
+  const uint16_t* rows[kT];
+  for (size_t t = 0; t < kT; ++t) rows[t] = t < tokens ? x + t * k : nullptr;
+  size_t kk = 0;
+  for (; kk + 16 <= kc; kk += 16) {
+    float* out[kP];
+    for (size_t p = 0; p < kP; ++p) out[p] = xg + p * 2 * chunk + 2 * kk;
+    StagePairStep<kHalf, kGamma, kHf32, kP>(rows, kk, gamma + (kGamma ? kk : 0), out, sum);
+  }
+  if (kk < kc) {
+    const size_t rest = kc - kk;
+    uint16_t bits[kT][16] = {};
+    float scale[16] = {}, staged[kP][32];
+    const uint16_t* tail[kT];
+    float* out[kP];
+    for (size_t t = 0; t < kT; ++t) {
+      tail[t] = rows[t] != nullptr ? bits[t] : nullptr;
+      if (rows[t] != nullptr) std::memcpy(bits[t], rows[t] + kk, rest * sizeof(uint16_t));
+    }
+    if constexpr (kGamma) std::memcpy(scale, gamma + kk, rest * sizeof(float));
+    for (size_t p = 0; p < kP; ++p) out[p] = staged[p];
+    StagePairStep<kHalf, kGamma, kHf32, kP>(tail, 0, scale, out, sum);
+    for (size_t p = 0; p < kP; ++p) std::memcpy(xg + p * 2 * chunk + 2 * kk, staged[p], 2 * rest * sizeof(float));
+  }
+  for (size_t t = 0; t < kT; ++t) _mm256_storeu_ps(squares + t * 8, sum[t]);
+}
+
+/** Stages the chunk of `tokens` tokens, 4 pairs at a time (8 independent chains of squares). */
+template <bool kHalf, bool kGamma, bool kHf32>
+HWY_NOINLINE void StagePairedChunk(const uint16_t* x, size_t k, const float* gamma, size_t kc, float* xg, size_t chunk,
+                                   float* squares, size_t tokens) {
+  size_t t = 0;
+  for (; t + 8 <= tokens; t += 8) {
+    StagePairs<kHalf, kGamma, kHf32, 4>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8, 8);
+  }
+  for (; t < tokens; t += 2) {
+    StagePairs<kHalf, kGamma, kHf32, 1>(x + t * k, k, gamma, kc, xg + t * chunk, chunk, squares + t * 8, tokens - t);
+  }
+}
+
+template <bool kHalf>
+StageFn ChoosePairedStage(bool gamma, bool hf32) {
+  if (gamma) return hf32 ? &StagePairedChunk<kHalf, true, true> : &StagePairedChunk<kHalf, true, false>;
+  return hf32 ? &StagePairedChunk<kHalf, false, true> : &StagePairedChunk<kHalf, false, false>;
+}
+
+/**
+ * kP token pairs x kW paired vectors of h_mix (8 columns each): c (+)= sum over kk < kc of xg(t, kk) * panel(kk, :)
+ * per lane; `xg` is the first pair's staging (pairs 2 * lda apart); prefetches the tokens [2 * pair0, ...) of
+ * `next`. At the end the lanes are split back into the two tokens' rows of c.
+ */
+template <size_t kW, size_t kP>
+HWY_INLINE void PairedMicroKernel(const float* HWY_RESTRICT xg, size_t lda, const float* HWY_RESTRICT panel, size_t kc,
+                                  float* HWY_RESTRICT c, size_t ldc, bool accumulate, const NextX& next, size_t pair0) {
+  __m512 acc[kP][kW];
+  for (size_t p = 0; p < kP; ++p) {
+    for (size_t w = 0; w < kW; ++w) acc[p][w] = _mm512_setzero_ps();
+  }
+  const size_t row0 = 2 * pair0;
+  SpreadPrefetch prefetch(next, row0, 2 * kP, kc);
+  for (size_t k0 = 0; k0 < kc; k0 += 8) {
+    prefetch.step();
+    const size_t end = HWY_MIN(kc, k0 + 8);
+    for (size_t kk = k0; kk < end; ++kk) {
+      __m512 b[kW];
+      for (size_t w = 0; w < kW; ++w) b[w] = _mm512_loadu_ps(panel + kk * kW * 16 + w * 16);
+      for (size_t p = 0; p < kP; ++p) {
+        double both;  // xg of the pair's two tokens at kk
+        std::memcpy(&both, xg + p * 2 * lda + 2 * kk, sizeof(both));
+        const __m512 a = _mm512_castpd_ps(_mm512_set1_pd(both));
+        for (size_t w = 0; w < kW; ++w) acc[p][w] = _mm512_fmadd_ps(a, b[w], acc[p][w]);
+      }
+    }
+  }
+  const __m512i split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  for (size_t p = 0; p < kP; ++p) {
+    for (size_t w = 0; w < kW; ++w) {
+      const __m512 rowsOf = _mm512_permutexvar_ps(split, acc[p][w]);  // token 0's 8 columns, then token 1's
+      float* first = c + (row0 + 2 * p) * ldc + w * 8;
+      float* second = first + ldc;
+      __m256 low = _mm512_castps512_ps256(rowsOf), high = _mm512_extractf32x8_ps(rowsOf, 1);
+      if (accumulate) {
+        low = _mm256_add_ps(_mm256_loadu_ps(first), low);
+        high = _mm256_add_ps(_mm256_loadu_ps(second), high);
+      }
+      _mm256_storeu_ps(first, low);
+      _mm256_storeu_ps(second, high);
+    }
+  }
+}
+
+/** The products of `pairs` token pairs with one paired panel, 8 pairs at a time. */
+template <size_t kW>
+HWY_NOINLINE void PairedPanelProducts(const float* xg, size_t lda, const float* panel, size_t kc, float* mix,
+                                      size_t ldc, size_t pairs, bool accumulate, const NextX& next) {
+  size_t p = 0;
+  for (; p + 8 <= pairs; p += 8) {
+    PairedMicroKernel<kW, 8>(xg + p * 2 * lda, lda, panel, kc, mix, ldc, accumulate, next, p);
+  }
+  for (; p + 4 <= pairs; p += 4) {
+    PairedMicroKernel<kW, 4>(xg + p * 2 * lda, lda, panel, kc, mix, ldc, accumulate, next, p);
+  }
+  for (; p + 2 <= pairs; p += 2) {
+    PairedMicroKernel<kW, 2>(xg + p * 2 * lda, lda, panel, kc, mix, ldc, accumulate, next, p);
+  }
+  for (; p < pairs; ++p) PairedMicroKernel<kW, 1>(xg + p * 2 * lda, lda, panel, kc, mix, ldc, accumulate, next, p);
+}
+#endif  // HWY_TARGET <= HWY_AVX3
+
+// Streams whose gate vectors live on the stack (every profile's N).
+constexpr size_t kMaxUnrolledStreams = 8;
+
+template <bool kHalf>
+void BlockTyped(const MhcPreProblem& p, int64_t first, int64_t count, float* scratch) {
+  const mhc_pre::ScratchLayout layout = mhc_pre::scratchLayout(p);
+  float* xg = scratch + layout.xg;
+  float* mix = scratch + layout.mix;
+  float* squares = scratch + layout.squares;
+  float* gates = scratch + layout.gates;
+  const size_t k = static_cast<size_t>(p.width()), chunk = static_cast<size_t>(p.chunkWidth());
+  const size_t fp = static_cast<size_t>(p.paddedFusion()), vectors = fp / 8;
+  const size_t tokens = static_cast<size_t>(count);
+  const auto* x = static_cast<const uint16_t*>(p.x) + static_cast<size_t>(first) * k;
+  std::fill(squares, squares + tokens * 8, 0.0f);
+#if HWY_TARGET <= HWY_AVX3
+  const bool paired = p.pairedPhi;
+  const StageFn stage =
+      paired ? ChoosePairedStage<kHalf>(p.gamma != nullptr, p.hf32) : ChooseStage<kHalf>(p.gamma != nullptr, p.hf32);
+#else
+  constexpr bool paired = false;  // Block refuses paired phi on this target
+  const StageFn stage = ChooseStage<kHalf>(p.gamma != nullptr, p.hf32);
+#endif
+  const auto copies = static_cast<size_t>(p.phiCopies());  // 2 when paired (Block refuses paired elsewhere)
+
+  for (size_t k0 = 0; k0 < k; k0 += chunk) {
+    const size_t kc = std::min(chunk, k - k0);
+    const float* gamma = p.gamma != nullptr ? p.gamma + k0 : nullptr;
+    stage(x + k0, k, gamma, kc, xg, chunk, squares, tokens);
+    // What the next staging step reads: this block's next chunk, or the first chunk of the following tokens.
+    NextX next;
+    if (k0 + chunk < k) {
+      next = {x + k0 + chunk, k, std::min(chunk, k - k0 - chunk), tokens};
+    } else {
+      const size_t after = static_cast<size_t>(p.tokens - first) - tokens;
+      next = {x + tokens * k, k, std::min(chunk, k), std::min<size_t>(after, kMhcPreBlockTokens)};
+    }
+    for (size_t start = 0, w = 0; start < vectors; start += w) {
+      w = static_cast<size_t>(mhcPrePanelVectors(static_cast<int64_t>(vectors - start)));
+      const float* panel = p.packedPhi + (start * 8 * k + k0 * w * 8) * copies;
+      float* out = mix + start * 8;
+#if HWY_TARGET <= HWY_AVX3
+      if (paired) {
+        const size_t pairs = (tokens + 1) / 2;
+        if (w == 3) {
+          PairedPanelProducts<3>(xg, chunk, panel, kc, out, fp, pairs, k0 != 0, next);
+        } else if (w == 2) {
+          PairedPanelProducts<2>(xg, chunk, panel, kc, out, fp, pairs, k0 != 0, next);
+        } else {
+          PairedPanelProducts<1>(xg, chunk, panel, kc, out, fp, pairs, k0 != 0, next);
+        }
+        next.rows = 0;
+        continue;
+      }
+#endif
+      if (w == 3) {
+        PanelProducts<3>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0, next);
+      } else if (w == 2) {
+        PanelProducts<2>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0, next);
+      } else {
+        PanelProducts<1>(xg, chunk, panel, kc, out, fp, tokens, k0 != 0, next);
+      }
+      next.rows = 0;  // the first panel asked for it
+    }
+  }
+
+  const size_t n = static_cast<size_t>(p.streams), dHidden = static_cast<size_t>(p.hidden);
+  auto* hIn = static_cast<uint16_t*>(p.hIn) + static_cast<size_t>(first) * dHidden;
+  const bool stream = p.streamHIn && dHidden % 8 == 0 && reinterpret_cast<uintptr_t>(hIn) % 16 == 0;
+  for (size_t t = 0; t < tokens; ++t) {
+    mhc_pre::tokenGates(p, first + static_cast<int64_t>(t), mix + t * fp, squares + t * 8, gates + t * n);
+    const float* g = gates + t * n;
+    if (n <= kMaxUnrolledStreams) {
+      V8 h[kMaxUnrolledStreams];
+      for (size_t i = 0; i < n; ++i) h[i] = hn::Set(hn::CappedTag<float, 8>(), g[i]);
+      switch (n) {
+        case 4:
+          TokenHIn<kHalf, 4>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+        case 6:
+          TokenHIn<kHalf, 6>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+        case 8:
+          TokenHIn<kHalf, 8>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+        default:
+          TokenHIn<kHalf, 0>(x + t * k, n, dHidden, h, hIn + t * dHidden, stream);
+          break;
+      }
+    } else {
+      std::vector<V8> h(n);  // more streams than any profile allows: the general loop
+      for (size_t i = 0; i < n; ++i) h[i] = hn::Set(hn::CappedTag<float, 8>(), g[i]);
+      TokenHIn<kHalf, 0>(x + t * k, n, dHidden, h.data(), hIn + t * dHidden, stream);
+    }
+  }
+  if (stream) hwy::FlushStream();
+}
+
+bool Block(const MhcPreProblem& p, int64_t first, int64_t count, float* scratch) {
+#if HWY_TARGET > HWY_AVX3
+  if (p.pairedPhi) return false;  // planned on an AVX-512 target, run on another: the scalar kernel reads both
+#endif
+  if (p.xDtype == ACL_FLOAT16) {
+    BlockTyped<true>(p, first, count, scratch);
+  } else {
+    BlockTyped<false>(p, first, count, scratch);
+  }
+  return true;
 }
 
 #else
 
-bool EightLaneBlock(const MhcPreProblem&, int64_t, int64_t, float*) { return false; }  // the caller runs the scalar
+bool Block(const MhcPreProblem&, int64_t, int64_t, float*) { return false; }  // the caller runs the scalar kernel
 
 #endif
 
-bool EightLanesRun() { return GRADKIT_MHC_PRE_SIMD_TARGET != 0; }
+/** Whether Block wants phi packed paired on this target. */
+bool PairedPhi() {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return true;
+#else
+  return false;
+#endif
+}
 
 }  // namespace gradkit::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -167,22 +629,20 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace gradkit::kernels {
 
-HWY_EXPORT(EightLaneBlock);
-HWY_EXPORT(EightLanesRun);
+HWY_EXPORT(Block);
+HWY_EXPORT(PairedPhi);
 
 namespace {
 
-void blockHwy(const MhcPreProblem& problem, int64_t first, int64_t count, float* scratch) {
-  if (!HWY_DYNAMIC_DISPATCH(EightLaneBlock)(problem, first, count, scratch)) {
-    mhcPreBlockScalar(problem, first, count, scratch);
-  }
+void blockSimd(const MhcPreProblem& problem, int64_t first, int64_t count, float* scratch) {
+  if (!HWY_DYNAMIC_DISPATCH(Block)(problem, first, count, scratch)) mhcPreBlockScalar(problem, first, count, scratch);
 }
 
-bool hwyRuns() { return HWY_DYNAMIC_DISPATCH(EightLanesRun)(); }
+bool pairedPhiSimd() { return HWY_DYNAMIC_DISPATCH(PairedPhi)(); }
 
 }  // namespace
 
-const MhcPreKernels kMhcPreHwyKernels{"hwy", hwyRuns, blockHwy, false};
+const MhcPreKernels kMhcPreSimdKernels{blockSimd, pairedPhiSimd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

@@ -84,32 +84,16 @@ void mhcPrePackPhi(const MhcPreProblem& problem, const float* phi, int64_t kBegi
 /** Floats of scratch one block needs (the same for the SIMD and the scalar kernel). */
 int64_t mhcPreScratchFloats(const MhcPreProblem& problem);
 
-/**
- * A kernel table: the block kernel of one instruction set, chosen once by the plan (core/kernel_select.h). Every
- * table computes the same bits; each falls back to the scalar kernel on a target it has no kernel for.
- */
+/** The kernel a plan runs with, chosen once (core/kernel_select.h): the SIMD or the scalar instance. */
 struct MhcPreKernels {
-  const char* name;     // the instruction set, for tests and messages
-  bool (*supported)();  // whether the CPU (as Highway's targets, which tests may narrow) runs its own kernel
   /** Computes every output of tokens [first, first + count), count <= kMhcPreBlockTokens, with `scratch`
    *  (mhcPreScratchFloats floats, private to the call). */
   void (*block)(const MhcPreProblem& problem, int64_t first, int64_t count, float* scratch);
-  bool pairedPhi;  // reads phi packed paired (MhcPreProblem::pairedPhi); the scalar kernel reads both layouts
+  /** Whether the kernel the CPU runs now wants phi packed paired (MhcPreProblem::pairedPhi); both layouts work. */
+  bool (*pairedPhi)();
 };
-extern const MhcPreKernels kMhcPreScalarKernels;  // mhc_pre_scalar.cpp: the reference
-extern const MhcPreKernels kMhcPreHwyKernels;     // mhc_pre_hwy.cpp: 8 lanes, x86 from AVX2 on
-extern const MhcPreKernels kMhcPreAvx512Kernels;  // mhc_pre_avx512.cpp: token pairs in 16 lanes, phi paired
-
-/** The SIMD tables, fastest first. */
-inline const MhcPreKernels* const kMhcPreSimdTables[] = {&kMhcPreAvx512Kernels, &kMhcPreHwyKernels};
-
-/** The fastest SIMD table the CPU runs (the last one falls back to the scalar kernel where it has none). */
-inline const MhcPreKernels& mhcPreSimdKernels() {
-  for (const MhcPreKernels* table : kMhcPreSimdTables) {
-    if (table->supported()) return *table;
-  }
-  return kMhcPreHwyKernels;
-}
+extern const MhcPreKernels kMhcPreSimdKernels;
+extern const MhcPreKernels kMhcPreScalarKernels;
 
 /** The plain scalar block kernel (the reference of the SIMD one, and its fallback on targets without 8 fp32
  *  lanes, FMA and exact fp16 conversion). */

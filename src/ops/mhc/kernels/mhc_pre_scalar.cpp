@@ -107,9 +107,9 @@ void mhcPreBlockScalar(const MhcPreProblem& p, int64_t first, int64_t count, flo
 }
 
 namespace {
-bool always() { return true; }
+bool unpairedPhi() { return false; }
 }  // namespace
 
-const MhcPreKernels kMhcPreScalarKernels{"scalar", always, mhcPreBlockScalar, false};
+const MhcPreKernels kMhcPreScalarKernels{mhcPreBlockScalar, unpairedPhi};
 
 }  // namespace gradkit::kernels
