@@ -41,6 +41,12 @@ std::string formatNumber(double value) {
   return text;
 }
 
+std::string formatNumberAs(const char* printfFormat, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, printfFormat, value);
+  return text;
+}
+
 void printVerifyTable(std::ostream& out, const std::vector<VerifyRow>& rows) {
   std::vector<std::vector<std::string>> table{
       {"op", "case", "dtype", "pass", "max_abs_err", "max_rel_err", "bitexact"}};

@@ -46,6 +46,9 @@ struct BenchRow {
 /** A number for tables: "0", or 3 significant digits ("1.5e-07", "inf"). */
 std::string formatNumber(double value);
 
+/** A number in a printf format of one double ("%.2e", "%.8f", "%.17g"), for notes that need that exact form. */
+std::string formatNumberAs(const char* printfFormat, double value);
+
 /** The verify table, one row per case (an "extra" column when any row has one), then each failing case's note. */
 void printVerifyTable(std::ostream& out, const std::vector<VerifyRow>& rows);
 

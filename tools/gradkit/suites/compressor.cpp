@@ -14,11 +14,11 @@
 
 #include "aclnnop/aclnn_compressor.h"
 #include "golden/compressor.h"
+#include "harness/case_values.h"
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/op_suite.h"
 #include "suites/compressor_suite_common.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {

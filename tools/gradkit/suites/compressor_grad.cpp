@@ -14,10 +14,10 @@
 #include "aclnnop/aclnn_compressor_grad.h"
 #include "core/tile_path.h"
 #include "golden/compressor.h"
+#include "harness/case_values.h"
 #include "harness/fill.h"
 #include "harness/op_suite.h"
 #include "suites/compressor_suite_common.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {

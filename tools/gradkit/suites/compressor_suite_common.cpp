@@ -7,24 +7,19 @@
 #include <sstream>
 
 #include "base/dtype.h"
+#include "harness/case_keys.h"
+#include "harness/case_values.h"
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/fill.h"
 #include "harness/peer.h"
 #include "harness/rows.h"
 #include "ops/compressor/compressor_layout.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
 
 using nlohmann::json;
-
-int64_t nonNegativeKey(const json& testCase, const char* key, int64_t fallback) {
-  const int64_t value = testCase.value(key, fallback);
-  if (value < 0) throw HarnessError(std::string("'") + key + "' must be >= 0");
-  return value;
-}
 
 // `count` values: the list itself, or {"random": [lo, hi]} drawn uniformly (integers, both ends included).
 std::vector<int64_t> drawValues(const json& spec, int64_t count, SplitMix64& random, const char* key) {
@@ -163,7 +158,7 @@ CompressorCase parseCompressorCase(const json& testCase, uint64_t seed) {
       cc.cuSeqlens = testCase["cu_seqlens"].get<std::vector<int64_t>>();
     } else if (testCase.contains("seq_lens")) {
       const std::vector<int64_t> lengths =
-          drawValues(testCase["seq_lens"], nonNegativeKey(testCase, "batch", 1), random, "seq_lens");
+          drawValues(testCase["seq_lens"], integerKeyAtLeast(testCase, "batch", 1, 0), random, "seq_lens");
       cc.cuSeqlens = {0};
       for (int64_t length : lengths) cc.cuSeqlens.push_back(cc.cuSeqlens.back() + length);
     } else {
@@ -171,12 +166,13 @@ CompressorCase parseCompressorCase(const json& testCase, uint64_t seed) {
     }
     if (cc.cuSeqlens.empty()) throw HarnessError("'cu_seqlens' needs B + 1 >= 1 values");
     l.batch = static_cast<int64_t>(cc.cuSeqlens.size()) - 1;
-    l.tokens = nonNegativeKey(testCase, "tokens",
-                              std::max<int64_t>(cc.cuSeqlens.back(), 0) + nonNegativeKey(testCase, "extra_tokens", 0));
+    l.tokens = integerKeyAtLeast(
+        testCase, "tokens",
+        std::max<int64_t>(cc.cuSeqlens.back(), 0) + integerKeyAtLeast(testCase, "extra_tokens", 0, 0), 0);
     l.cuSeqlens = cc.cuSeqlens;
   } else {
-    l.batch = nonNegativeKey(testCase, "batch", 1);
-    l.seqLen = nonNegativeKey(testCase, "seq", 1);
+    l.batch = integerKeyAtLeast(testCase, "batch", 1, 0);
+    l.seqLen = integerKeyAtLeast(testCase, "seq", 1, 0);
     if (testCase.contains("cu_seqlens")) {
       cc.cuSeqlens = testCase["cu_seqlens"].get<std::vector<int64_t>>();
     } else {

@@ -2,7 +2,7 @@
 // the flash_attention_score_grad suite: the entry {"name": "seed_cases", "seed_cases": "flash_attention_seed.json"}
 // (relative to cases/, or absolute) runs that file's cases, one row per case and mode. Each seed case is restated as a
 // case of the backward suite (aclnnFlashAttentionScoreGradV4 under the Ascend950 profile, the entry point the seed
-// targets) with the seed's own inputs and verdict (suites/flash_attention_seed_compare.h), in the seed's modes:
+// targets) with the seed's own inputs and verdict (harness/threshold_check.h), in the seed's modes:
 // "grad_only" (the golden forward's out and statistics, rounded as the op takes them, are the backward's inputs) and
 // "auto_grad" (our aclnnFlashAttentionScoreV4 forward first; its out is judged too).
 //
@@ -20,15 +20,14 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/op_suite.h"
-#include "harness/suite.h"
 #include "suites/flash_attention_suite.h"
 
 namespace gradkit::cli {
@@ -55,7 +54,8 @@ SeedCase parseSeedCase(const nlohmann::json& testCase);
  */
 void writeSeedInputs(OpCase& c, const SeedCase& sc, const FaCase& fc);
 
-/** `suite` with the "seed_cases" entries run as above (name, bench and the other cases unchanged). */
-std::unique_ptr<Suite> withFlashAttentionSeedCases(std::unique_ptr<Suite> suite);
+/** Runs the seed case file `file` as above: a row "seed_<name>_<mode>" per case and mode (harness/nested_case_files.h).
+ */
+std::vector<VerifyRow> runFlashAttentionSeedCases(const std::filesystem::path& file, const VerifyContext& context);
 
 }  // namespace gradkit::cli

@@ -3,22 +3,19 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/elements.h"
+#include "harness/case_values.h"
 #include "harness/error.h"
 #include "harness/fill.h"
 #include "harness/tensor_spec.h"
+#include "ops/flash_attention/fa_check_common.h"
 #include "suites/flash_attention_seed.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kRopeSplit = 128;   // the seed splits Q and K at 128 (spec 5.8)
-constexpr int64_t kAlibiRows = 1024;  // the compressed ALiBi pse (spec 2.9)
-
-bool templateMode(int64_t mode) { return mode == 2 || mode == 3 || mode == 4 || mode == 7 || mode == 8; }
+constexpr int64_t kRopeSplit = 128;  // the seed splits Q and K at 128 (spec 5.8)
 
 // `count` standard normal values cast to `dtype` (FP8: kept in fp32, quantised by writeFp8Inputs).
 std::vector<double> normalValues(NormalStream& normal, int64_t count, aclDataType dtype) {
@@ -41,8 +38,8 @@ std::vector<double> splitColumns(std::vector<double>& head, int64_t full, int64_
 // [1024, S2max]); or, for types 2 / 3, the slopes 1 / ((b + 1)(n1 + 1)) (BN) or 1 / (n1 + 1) (N).
 std::vector<double> pseValues(OpCase& c, const FaCase& fc, NormalStream& normal) {
   if (fc.pse == "BNHS" || fc.pse == "1NHS") {
-    const int64_t sx = fc.tnd() ? kAlibiRows : std::max(fc.s1, kAlibiRows);
-    const int64_t sy = fc.tnd() ? fc.s2 : std::max(fc.s2, kAlibiRows);
+    const int64_t sx = fc.tnd() ? ops::kFaAlibiRows : std::max(fc.s1, ops::kFaAlibiRows);
+    const int64_t sy = fc.tnd() ? fc.s2 : std::max(fc.s2, ops::kFaAlibiRows);
     return faAlibiTable(c.spec("pse").shape, fc.n1, sy - sx);
   }
   if (!fc.slopes()) return normalValues(normal, c.spec("pse").numel(), c.spec("pse").dtype);
@@ -91,7 +88,7 @@ SeedCase parseSeedCase(const json& t) {
   if ((mask == "NONE") != (maskDtype == "NONE")) {
     throw HarnessError(where + ": 'atten_mask_dtype' and 'atten_mask_shape' are NONE together");
   }
-  if (mask != "NONE" && sparseMode > 1 && !templateMode(sparseMode)) {
+  if (mask != "NONE" && sparseMode > 1 && (!faTemplateMaskMode(sparseMode) || sparseMode == 6)) {
     throw HarnessError(where + ": sparse modes 5 / 6 need a prefix, which the seed's cases cannot give");
   }
   const double keepProb = t.value("drop_out_possibility", 1.0);
@@ -115,9 +112,9 @@ SeedCase parseSeedCase(const json& t) {
                   {"pre_tokens", t.value("pre_tockens_input", int64_t{65536})},
                   {"next_tokens", t.value("next_tockens_input", int64_t{65536})},
                   // Modes 2, 3, 4, 7, 8 take the [2048, 2048] template whatever shape the seed names.
-                  {"mask", mask == "NONE"             ? "none"
-                           : templateMode(sparseMode) ? "template"
-                                                      : mask},
+                  {"mask", mask == "NONE"                   ? "none"
+                           : faTemplateMaskMode(sparseMode) ? "template"
+                                                            : mask},
                   {"mask_dtype", maskDtype == "BOOL" ? "bool" : "uint8"},
                   {"pse_shape", pse == "NONE" ? "none" : pse},
                   {"pse_type", t.value("pse_type", int64_t{1})}};
@@ -153,15 +150,11 @@ void writeSeedInputs(OpCase& c, const SeedCase& sc, const FaCase& fc) {
   // One stream per case (its name and data_seed), drawn in the seed's order: q, k, v, dy, then pse, then mask.
   NormalStream normal(sc.dataSeed ^ hashName(sc.name));
   const aclDataType dtype = c.spec("query").dtype;
-  const auto rows = [](const std::vector<int64_t>& lengths, int64_t heads) {
-    int64_t all = 0;
-    for (const int64_t length : lengths) all += length;
-    return all * heads;
-  };
-  std::vector<double> q = normalValues(normal, rows(fc.seqQ, fc.n1) * sc.fullD, dtype);
-  std::vector<double> k = normalValues(normal, rows(fc.seqKv, fc.n2) * sc.fullD, dtype);
-  const std::vector<double> v = normalValues(normal, rows(fc.seqKv, fc.n2) * fc.dv, dtype);
-  const std::vector<double> dy = normalValues(normal, rows(fc.seqQ, fc.n1) * fc.dv, dtype);
+  const golden::FlashAttentionProblem rows = faShapeProblem(fc);
+  std::vector<double> q = normalValues(normal, rows.qRows() * sc.fullD, dtype);
+  std::vector<double> k = normalValues(normal, rows.kvRows() * sc.fullD, dtype);
+  const std::vector<double> v = normalValues(normal, rows.kvRows() * fc.dv, dtype);
+  const std::vector<double> dy = normalValues(normal, rows.qRows() * fc.dv, dtype);
   if (fc.hasPse()) writeView(c, "pse", pseValues(c, fc, normal));
   if (fc.hasMask()) writeView(c, "attenMask", maskValues(c, fc, normal));
   if (fc.dRope > 0) {

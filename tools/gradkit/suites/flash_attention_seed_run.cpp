@@ -1,44 +1,21 @@
 // Runs the seed case files (suites/flash_attention_seed.h): each case and mode through the backward suite's machinery
 // (OpSuite with the seed's descriptor), judged by the seed's rule and logged to the run log.
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "harness/case_file.h"
+#include "harness/case_soc.h"
 #include "harness/elements.h"
-#include "harness/error.h"
-#include "harness/suite_loader.h"
+#include "harness/rows.h"
+#include "harness/run_log.h"
+#include "harness/threshold_check.h"
 #include "suites/flash_attention_seed.h"
-#include "suites/flash_attention_seed_compare.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
-
-// The run log, appended to as upstream's common.log: "[time] text" lines.
-struct SeedRunLog {
-  std::ofstream out;
-  void line(const std::string& text) {
-    const std::time_t now = std::time(nullptr);
-    std::tm local{};
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &local));
-    out << "[" << stamp << "] " << text << std::endl;
-  }
-};
-
-std::string printed(const char* format, double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
 
 /**
  * What a case's modes share (spec 5.8): the golden forward, the fp64 backward of its out and statistics rounded as
@@ -48,14 +25,14 @@ std::string printed(const char* format, double value) {
  * already puts 0.85 % of TND_06's dq over the threshold.
  */
 struct SeedGolden {
-  FaForwardValues forward;
-  FaBackwardValues grads, chain;
+  FaForward forward;
+  FaGrads grads, chain;
 };
 
 // The seed's verdict on one mode: each output against the golden (padded layouts the fp32 golden, TND the golden
 // cast to the case dtype) under the seed's rule, and the dropout stream's keep bits.
 void judgeSeedCase(OpCase& c, const SeedCase& sc, const FaCase& fc, const std::string& mode, const SeedGolden& golden,
-                   SeedRunLog& log, VerifyRow& row) {
+                   RunLog& log, VerifyRow& row) {
   const std::string what = sc.name + " " + mode;
   struct Output {
     const char *name, *key;
@@ -80,13 +57,10 @@ void judgeSeedCase(OpCase& c, const SeedCase& sc, const FaCase& fc, const std::s
   double worstRatio = 0.0, worstChainRatio = 0.0;
   std::string worstChainOutput, failing;
   for (const Output& o : outputs) {
-    const std::vector<unsigned char> dense = c.tensor(o.key).dense();
-    std::vector<double> ours;
-    for (const int64_t at : canonicalIndex(fc, o.key))
-      ours.push_back(loadAsDouble(c.spec(o.key).dtype, dense.data(), at));
-    const SeedComparison cmp = compareSeedOutput(ours, compared(*o.golden));
-    log.line(seedComparisonLine(what + " " + o.name, cmp));
-    const SeedComparison chain = compareSeedOutput(ours, compared(*o.chain));
+    const std::vector<double> ours = canonicalValues(c, fc, o.key, /*written=*/true);
+    const ThresholdComparison cmp = compareWithThreshold(ours, compared(*o.golden));
+    log.line(thresholdComparisonLine(what + " " + o.name, cmp));
+    const ThresholdComparison chain = compareWithThreshold(ours, compared(*o.chain));
     if (o.chain != o.golden && (worstChainOutput.empty() || chain.ratio() > worstChainRatio)) {
       worstChainRatio = chain.ratio();
       worstChainOutput = o.name;
@@ -111,13 +85,13 @@ void judgeSeedCase(OpCase& c, const SeedCase& sc, const FaCase& fc, const std::s
     if (bits != expected) keepNote = "the dropout keep bits of the first row differ from expect_first_keep_bits";
   }
   row.passed = passed && keepNote.empty();
-  const std::string numbers =
-      "diff_max " + printed("%.8f", row.maxAbsErr) + ", worst over " + printed("%.4f %%", 100.0 * worstRatio);
+  const std::string numbers = "diff_max " + formatNumberAs("%.8f", row.maxAbsErr) + ", worst over " +
+                              formatNumberAs("%.4f %%", 100.0 * worstRatio);
   row.extra = "seed rule: " + numbers;
   if (!failing.empty()) row.note = "seed rule broken by " + failing + " (diff_max > 0.1 or over > 0.5 %)";
   if (!keepNote.empty()) row.note += (row.note.empty() ? "" : "; ") + keepNote;
   log.line(what + " against the golden chain without rounding attention_in (not asserted): worst over " +
-           printed("%.4f %%", 100.0 * worstChainRatio) + " (" + worstChainOutput + ")");
+           formatNumberAs("%.4f %%", 100.0 * worstChainRatio) + " (" + worstChainOutput + ")");
   log.line(what + ": " + (row.passed ? "PASS" : "FAIL") + " (" + std::to_string(outputs.size()) + " outputs, " +
            numbers + "; limits 0.1 and 0.5 %)");
 }
@@ -125,7 +99,7 @@ void judgeSeedCase(OpCase& c, const SeedCase& sc, const FaCase& fc, const std::s
 // The backward suite's descriptor for one seed case and mode: auto_grad makes attentionIn an output (our forward
 // writes it), rope cases add the rope tensors; the golden is computed once per case, before any forward of ours.
 OpDescriptor seedDescriptor(const SeedCase& sc, const std::string& mode,
-                            std::shared_ptr<std::optional<SeedGolden>> golden, SeedRunLog& log) {
+                            std::shared_ptr<std::optional<SeedGolden>> golden, RunLog& log) {
   OpDescriptor d;
   d.name = "flash_attention_score_grad";
   d.api = "aclnnFlashAttentionScoreGradV4";
@@ -161,9 +135,11 @@ OpDescriptor seedDescriptor(const SeedCase& sc, const std::string& mode,
   return d;
 }
 
-// Every case of the seed case file in each of its modes: a row "seed_<name>_<mode>" each, skipped for a pending case
-// or mode; the golden is computed once per case.
-std::vector<VerifyRow> runSeedCaseFile(const std::filesystem::path& file, const VerifyContext& context) {
+}  // namespace
+
+// Every case of the seed case file in each of its modes: a row each, skipped for a pending case or mode; the golden is
+// computed once per case.
+std::vector<VerifyRow> runFlashAttentionSeedCases(const std::filesystem::path& file, const VerifyContext& context) {
   const CaseFile cases = loadCaseFile(file);
   // $GRADKIT_SEED_LOG, else <--dump dir>/run_log.txt, else <temp dir>/gradkit_flash_attention_run_log.txt.
   const char* env = std::getenv("GRADKIT_SEED_LOG");
@@ -171,10 +147,7 @@ std::vector<VerifyRow> runSeedCaseFile(const std::filesystem::path& file, const 
       env != nullptr && *env != '\0' ? std::filesystem::path(env)
       : context.dumpDir              ? *context.dumpDir / "run_log.txt"
                                      : std::filesystem::temp_directory_path() / "gradkit_flash_attention_run_log.txt";
-  std::error_code ignored;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
-  SeedRunLog log{std::ofstream(path, std::ios::app)};
-  if (!log.out) throw HarnessError("cannot append to the run log " + path.string());
+  RunLog log(path);
   std::cout << "flash attention seed cases (" << file.filename().string() << "): run log " << path.string()
             << std::endl;
   log.line("seed cases of " + file.string() + ": " + std::to_string(cases.cases.size()) + " cases");
@@ -212,29 +185,6 @@ std::vector<VerifyRow> runSeedCaseFile(const std::filesystem::path& file, const 
     }
   }
   return rows;
-}
-
-class WithSeedCases : public Suite {
- public:
-  explicit WithSeedCases(std::unique_ptr<Suite> suite) : suite_(std::move(suite)) {}
-  std::string name() const override { return suite_->name(); }
-  std::vector<VerifyRow> verify(const nlohmann::json& testCase, const VerifyContext& context) const override {
-    if (!testCase.contains("seed_cases")) return suite_->verify(testCase, context);
-    const std::filesystem::path file = testCase["seed_cases"].get<std::string>();
-    return runSeedCaseFile(file.is_relative() ? defaultCasesDir() / file : file, context);
-  }
-  BenchRow bench(const nlohmann::json& benchCase, const BenchContext& context) const override {
-    return suite_->bench(benchCase, context);
-  }
-
- private:
-  std::unique_ptr<Suite> suite_;
-};
-
-}  // namespace
-
-std::unique_ptr<Suite> withFlashAttentionSeedCases(std::unique_ptr<Suite> suite) {
-  return std::make_unique<WithSeedCases>(std::move(suite));
 }
 
 }  // namespace gradkit::cli

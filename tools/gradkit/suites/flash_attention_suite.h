@@ -50,7 +50,6 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +57,7 @@
 
 #include "golden/flash_attention.h"
 #include "harness/op_suite.h"
+#include "ops/flash_attention/fa_args.h"
 #include "ops/flash_attention/fa_layout.h"
 
 namespace gradkit::cli {
@@ -70,7 +70,7 @@ struct FaCase : ops::FaSizes {
   double scale = 0.25, keepProb = 1.0;
   std::string dropout = "none";  // "none" | "mask" | "philox"
   int64_t dropSeed = 2, dropOffset = 0;
-  int64_t sparseMode = 0, preTokens = 2147483647, nextTokens = 2147483647;
+  int64_t sparseMode = 0, preTokens = ops::kFaDefaultTokens, nextTokens = ops::kFaDefaultTokens;
   std::vector<int64_t> prefix;
   std::string mask = "none", maskValues = "random";
   aclDataType maskDtype = ACL_BOOL;
@@ -98,6 +98,10 @@ struct FaCase : ops::FaSizes {
 
 /** Parses the keys above; throws HarnessError naming a bad key. `backward` picks the default entry point. */
 FaCase parseFaCase(const nlohmann::json& testCase, bool backward);
+/** The sparse modes whose mask is upstream's compressed template (spec 2.7): 2, 3, 4, 6 ([3072, 2048]), 7, 8. */
+inline bool faTemplateMaskMode(int64_t mode) {
+  return mode == 2 || mode == 3 || mode == 4 || mode == 6 || mode == 7 || mode == 8;
+}
 
 // The tensors (flash_attention_suite_tensors.cpp).
 /** The rules of the forward or backward suite's tensors (with `rope`: queryRope, keyRope in, dqRope, dkRope out). */
@@ -123,41 +127,38 @@ aclTensor* faTensor(OpCase& c, const FaCase& fc, const std::string& key);
  * the statistics one value per query row, at the first of its 8 lanes, spec 2.6).
  */
 std::vector<int64_t> canonicalIndex(const FaCase& fc, const std::string& key);
-/** The tensor's values before the run in canonical order. */
-std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key);
-/** Writes canonical values into the tensor (rounded to its dtype; padding 0; statistics on all 8 lanes). */
-void writeCanonical(OpCase& c, const FaCase& fc, const std::string& key, const std::vector<double>& values);
-
-// The golden (flash_attention_suite_golden.cpp), in canonical order.
-struct FaForwardValues {
-  std::vector<double> out, max, sum;
-};
-struct FaBackwardValues {
-  std::vector<double> dq, dk, dv, dqRope, dkRope;  // rope parts empty without rope
-};
-/** One output's golden or naive values with the dense element of each (statistics: all 8 lanes). */
+/** The tensor's values in canonical order: before the run, or with `written` as the op left them. */
+std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key, bool written = false);
+/** Canonical values of `key` with the dense element of each (statistics: repeated on all 8 lanes). */
 struct FaOutput {
   std::string key;
   bool stats = false;
   std::vector<double> values;
   std::vector<int64_t> index;
 };
+FaOutput faOutput(const FaCase& fc, const std::string& key, const std::vector<double>& values);
+/** Writes canonical values into the tensor (rounded to its dtype; padding 0; statistics on all 8 lanes). */
+void writeCanonical(OpCase& c, const FaCase& fc, const std::string& key, const std::vector<double>& values);
+
+// The golden (flash_attention_suite_golden.cpp), in canonical order.
+using FaForward = golden::FlashAttentionForwardOutputs<double>;
+using FaGrads = golden::FlashAttentionGradOutputs<double>;
 /** The problem's sizes, scale and dropout stream: enough for the Philox drop mask and FP8 quantisation. */
 golden::FlashAttentionProblem faShapeProblem(const FaCase& fc);
 /** The golden forward on every head: golden/flash_attention.h in double, or the FP8 chain. */
-FaForwardValues faGoldenForward(OpCase& c, const FaCase& fc);
+FaForward faGoldenForward(OpCase& c, const FaCase& fc);
 /**
  * The golden backward on the first `heads` heads, from attentionIn and the statistics as the case's tensors hold
  * them, or with fc.autoForward from the golden forward.
  */
-FaBackwardValues faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads);
+FaGrads faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads);
 /**
  * The outputs of the suite's direction on the checked heads: the golden, or the naive one of the double benchmark
  * (the same code in float; an auto backward's float chain rounds out to the io dtype, as our forward writes it).
  */
 std::vector<FaOutput> faCheckedOutputs(OpCase& c, const FaCase& fc, bool backward, bool naive);
 /** Writes a forward's out and statistics into attentionIn, softmaxMax, softmaxSum, rounded as the op takes them. */
-void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forward);
+void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForward& forward);
 /** The unmasked (i, j) pairs summed over batches and query heads (the bench's FLOPs count only those). */
 double faUnmaskedPairs(OpCase& c, const FaCase& fc);
 

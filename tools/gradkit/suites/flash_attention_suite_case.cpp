@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "harness/case_keys.h"
 #include "harness/error.h"
 #include "harness/tensor_spec.h"
 #include "suites/flash_attention_suite.h"
@@ -13,40 +14,22 @@ namespace {
 
 using nlohmann::json;
 
-int64_t positive(const json& t, const char* key, int64_t fallback) {
-  const int64_t value = t.value(key, fallback);
-  if (value < 0) throw HarnessError(std::string("'") + key + "' must be >= 0");
-  return value;
-}
-
-// The string key `key`, which must be one of `allowed`; `what` completes the error message.
-std::string oneOf(const json& t, const char* key, const std::string& fallback, const std::vector<std::string>& allowed,
-                  const std::string& what) {
-  std::string value = t.value(key, fallback);
-  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
-    throw HarnessError(std::string("'") + key + "'" + what);
-  }
-  return value;
-}
-
 std::vector<int64_t> cumulative(std::vector<int64_t> lengths) {
   std::partial_sum(lengths.begin(), lengths.end(), lengths.begin());
   return lengths;
 }
 
-bool templateMode(int64_t mode) { return mode == 2 || mode == 3 || mode == 4 || mode == 6 || mode == 7 || mode == 8; }
-
 void parseSizes(const json& t, FaCase& fc) {
-  fc.n1 = positive(t, "N1", 1);
-  fc.n2 = positive(t, "N2", fc.n1);
-  fc.d = positive(t, "D", 16);
-  fc.dv = positive(t, "DV", fc.d);
-  fc.dRope = positive(t, "D_rope", 0);
+  fc.n1 = integerKeyAtLeast(t, "N1", 1, 0);
+  fc.n2 = integerKeyAtLeast(t, "N2", fc.n1, 0);
+  fc.d = integerKeyAtLeast(t, "D", 16, 0);
+  fc.dv = integerKeyAtLeast(t, "DV", fc.d, 0);
+  fc.dRope = integerKeyAtLeast(t, "D_rope", 0, 0);
   fc.headNum = t.value("head_num", fc.n1);
   if (!fc.tnd()) {
-    fc.b = positive(t, "B", 1);
-    fc.s1 = positive(t, "S1", 1);
-    fc.s2 = positive(t, "S2", fc.s1);
+    fc.b = integerKeyAtLeast(t, "B", 1, 0);
+    fc.s1 = integerKeyAtLeast(t, "S1", 1, 0);
+    fc.s2 = integerKeyAtLeast(t, "S2", fc.s1, 0);
     fc.seqQ.assign(static_cast<size_t>(fc.b), fc.s1);
     fc.seqKv.assign(static_cast<size_t>(fc.b), fc.s2);
     return;
@@ -70,32 +53,33 @@ void parseSizes(const json& t, FaCase& fc) {
   const auto last = [](const std::vector<int64_t>& ends) {
     return ends.empty() ? int64_t{0} : std::max<int64_t>(0, *std::max_element(ends.begin(), ends.end()));
   };
-  fc.t1 = positive(t, "T1", last(fc.cumQ));
-  fc.t2 = positive(t, "T2", last(fc.cumKv));
+  fc.t1 = integerKeyAtLeast(t, "T1", last(fc.cumQ), 0);
+  fc.t2 = integerKeyAtLeast(t, "T2", last(fc.cumKv), 0);
 }
 
 void parseSemantics(const json& t, FaCase& fc) {
   fc.scale = t.value("scale", fc.d > 0 ? 1.0 / std::sqrt(static_cast<double>(fc.d)) : 1.0);
   fc.keepProb = t.value("keep_prob", 1.0);
-  fc.dropout = oneOf(t, "dropout", fc.keepProb < 1.0 ? "mask" : "none", {"none", "mask", "philox"},
-                     " must be \"none\", \"mask\" or \"philox\"");
+  fc.dropout = stringKeyOneOf(t, "dropout", fc.keepProb < 1.0 ? "mask" : "none", {"none", "mask", "philox"},
+                              " must be \"none\", \"mask\" or \"philox\"");
   fc.dropSeed = t.value("drop_seed", int64_t{2});
   fc.dropOffset = t.value("drop_offset", int64_t{0});
   fc.sparseMode = t.value("sparse_mode", int64_t{0});
-  fc.preTokens = t.value("pre_tokens", int64_t{2147483647});
-  fc.nextTokens = t.value("next_tokens", int64_t{2147483647});
+  fc.preTokens = t.value("pre_tokens", ops::kFaDefaultTokens);
+  fc.nextTokens = t.value("next_tokens", ops::kFaDefaultTokens);
   fc.prefix = t.value("prefix", std::vector<int64_t>{});
-  fc.mask = oneOf(t, "mask",
-                  templateMode(fc.sparseMode) ? "template"
-                  : fc.sparseMode == 5        ? "B1SS"
-                                              : "none",
-                  {"none", "SS", "11SS", "B1SS", "BNSS", "template"}, ": unknown form");
+  fc.mask = stringKeyOneOf(t, "mask",
+                           faTemplateMaskMode(fc.sparseMode) ? "template"
+                           : fc.sparseMode == 5              ? "B1SS"
+                                                             : "none",
+                           {"none", "SS", "11SS", "B1SS", "BNSS", "template"}, ": unknown form");
   const char* defaultValues = fc.mask == "template" ? "template" : fc.sparseMode == 5 ? "causal_prefix" : "random";
-  fc.maskValues =
-      oneOf(t, "mask_values", defaultValues, {"random", "causal_prefix", "template", "ones"}, ": unknown kind");
+  fc.maskValues = stringKeyOneOf(t, "mask_values", defaultValues, {"random", "causal_prefix", "template", "ones"},
+                                 ": unknown kind");
   fc.maskDtype = parseDtypeOrThrow(t.value("mask_dtype", std::string("bool")), "mask_dtype");
   fc.maskDensity = t.value("mask_density", 0.3);
-  fc.pse = oneOf(t, "pse_shape", "none", {"none", "BNSS", "BN1S", "1NSS", "BNHS", "1NHS", "BN", "N"}, ": unknown form");
+  fc.pse = stringKeyOneOf(t, "pse_shape", "none", {"none", "BNSS", "BN1S", "1NSS", "BNHS", "1NHS", "BN", "N"},
+                          ": unknown form");
   fc.pseType = t.value("pse_type", int64_t{fc.slopes() ? 2 : 1});
   if (t.contains("q_start_idx")) fc.qStartIdx = {t["q_start_idx"].get<int64_t>()};
   if (t.contains("kv_start_idx")) fc.kvStartIdx = {t["kv_start_idx"].get<int64_t>()};

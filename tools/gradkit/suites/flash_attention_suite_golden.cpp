@@ -7,10 +7,9 @@
 
 #include "core/tile_path.h"
 #include "golden/flash_attention_fp8.h"
-#include "harness/elements.h"
+#include "harness/case_values.h"
 #include "harness/error.h"
 #include "suites/flash_attention_suite.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
@@ -23,11 +22,6 @@ std::vector<Real> headValues(OpCase& c, const FaCase& fc, const std::string& key
   const int64_t all = kvSide ? fc.n2 : fc.n1, kept = kvSide ? std::max<int64_t>(heads / fc.groups(), 1) : heads;
   if (kept < all) values.resize(values.size() / static_cast<size_t>(all) * static_cast<size_t>(kept));
   return as<Real>(values);
-}
-
-template <class Real>
-std::vector<double> wide(const std::vector<Real>& values) {
-  return {values.begin(), values.end()};
 }
 
 // The case's inputs on `heads` as the golden reads them (FP8: the quantised values and the de-quant scales, [B][N]
@@ -136,42 +130,44 @@ golden::FlashAttentionProblem problemFor(OpCase& c, const FaCase& fc, int64_t he
 }
 
 template <class Real>
-FaForwardValues forwardValues(OpCase& c, const FaCase& fc, int64_t heads) {
-  const auto out =
-      golden::flashAttentionForward<Real>(problemFor<Real>(c, fc, heads), Inputs<Real>(c, fc, heads, false).view());
-  return {wide(out.out), wide(out.softmaxMax), wide(out.softmaxSum)};
+golden::FlashAttentionForwardOutputs<Real> forwardOf(OpCase& c, const FaCase& fc, int64_t heads) {
+  return golden::flashAttentionForward<Real>(problemFor<Real>(c, fc, heads), Inputs<Real>(c, fc, heads, false).view());
 }
 
 // The backward's attentionIn and statistics as the case's tensors hold them, on `heads`.
-FaForwardValues givenForward(OpCase& c, const FaCase& fc, int64_t heads) {
-  return {headValues<double>(c, fc, "attentionIn", heads), headValues<double>(c, fc, "softmaxMax", heads),
-          headValues<double>(c, fc, "softmaxSum", heads)};
+template <class Real>
+golden::FlashAttentionForwardOutputs<Real> givenForward(OpCase& c, const FaCase& fc, int64_t heads) {
+  return {headValues<Real>(c, fc, "attentionIn", heads), headValues<Real>(c, fc, "softmaxMax", heads),
+          headValues<Real>(c, fc, "softmaxSum", heads)};
 }
 
 template <class Real>
-FaBackwardValues backwardValues(OpCase& c, const FaCase& fc, int64_t heads) {
+golden::FlashAttentionGradOutputs<Real> backwardOf(OpCase& c, const FaCase& fc, int64_t heads) {
   const Inputs<Real> in(c, fc, heads, true);
-  FaForwardValues given = fc.autoForward ? forwardValues<Real>(c, fc, heads) : givenForward(c, fc, heads);
+  auto given = fc.autoForward ? forwardOf<Real>(c, fc, heads) : givenForward<Real>(c, fc, heads);
   if (fc.autoForward && std::is_same_v<Real, float>) {
-    for (double& value : given.out) value = roundToDtype(c.spec("query").dtype, value);
+    for (Real& value : given.out) value = static_cast<Real>(roundToDtype(c.spec("query").dtype, value));
   }
-  const std::vector<Real> out = as<Real>(given.out), max = as<Real>(given.max), sum = as<Real>(given.sum);
-  const auto grads = golden::flashAttentionBackward<Real>(
-      problemFor<Real>(c, fc, heads), {in.view(), in.dy.data(), out.data(), max.data(), sum.data()});
-  return {wide(grads.dq), wide(grads.dk), wide(grads.dv), wide(grads.dqRope), wide(grads.dkRope)};
+  return golden::flashAttentionBackward<Real>(
+      problemFor<Real>(c, fc, heads),
+      {in.view(), in.dy.data(), given.out.data(), given.softmaxMax.data(), given.softmaxSum.data()});
 }
 
-FaOutput output(const FaCase& fc, const std::string& key, const std::vector<double>& values) {
-  const bool stats = key == "softmaxMax" || key == "softmaxSum";
-  FaOutput result{key, stats, {}, {}};
-  const std::vector<int64_t> index = canonicalIndex(fc, key);
-  for (size_t k = 0; k < values.size() && k < index.size(); ++k) {  // the checked heads come first
-    for (int64_t lane = 0; lane < (stats ? 8 : 1); ++lane) {
-      result.values.push_back(values[k]);
-      result.index.push_back(index[k] + lane);
-    }
+template <class Real>
+std::vector<FaOutput> forwardOutputs(const FaCase& fc, const golden::FlashAttentionForwardOutputs<Real>& v) {
+  return {faOutput(fc, "attentionOut", as<double>(v.out)), faOutput(fc, "softmaxMax", as<double>(v.softmaxMax)),
+          faOutput(fc, "softmaxSum", as<double>(v.softmaxSum))};
+}
+
+template <class Real>
+std::vector<FaOutput> backwardOutputs(const FaCase& fc, const golden::FlashAttentionGradOutputs<Real>& v) {
+  std::vector<FaOutput> outputs{faOutput(fc, "dq", as<double>(v.dq)), faOutput(fc, "dk", as<double>(v.dk)),
+                                faOutput(fc, "dv", as<double>(v.dv))};
+  if (fc.dRope > 0) {
+    outputs.insert(outputs.end(),
+                   {faOutput(fc, "dqRope", as<double>(v.dqRope)), faOutput(fc, "dkRope", as<double>(v.dkRope))});
   }
-  return result;
+  return outputs;
 }
 
 }  // namespace
@@ -188,39 +184,35 @@ golden::FlashAttentionProblem faShapeProblem(const FaCase& fc) {
   return p;
 }
 
-FaForwardValues faGoldenForward(OpCase& c, const FaCase& fc) {
-  if (!fc.fp8) return forwardValues<double>(c, fc, fc.n1);
+FaForward faGoldenForward(OpCase& c, const FaCase& fc) {
+  if (!fc.fp8) return forwardOf<double>(c, fc, fc.n1);
   const Inputs<float> in(c, fc, fc.n1, false);
-  const auto out = golden::flashAttentionFp8Forward(goldenProblem(c, fc), in.fp8View(c));
-  return {out.out, out.softmaxMax, out.softmaxSum};
+  return golden::flashAttentionFp8Forward(goldenProblem(c, fc), in.fp8View(c));
 }
 
-FaBackwardValues faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads) {
-  if (!fc.fp8) return backwardValues<double>(c, fc, heads);
+FaGrads faGoldenBackward(OpCase& c, const FaCase& fc, int64_t heads) {
+  if (!fc.fp8) return backwardOf<double>(c, fc, heads);
   const Inputs<float> in(c, fc, heads, true);
-  const FaForwardValues given = fc.autoForward ? faGoldenForward(c, fc) : givenForward(c, fc, heads);
-  const auto grads = golden::flashAttentionFp8Backward(
-      goldenProblem(c, fc, heads),
-      {in.fp8View(c), in.dy.data(), in.dsDy.data(), given.out.data(), given.max.data(), given.sum.data()});
-  return {grads.dq, grads.dk, grads.dv, grads.dqRope, grads.dkRope};
+  const FaForward given = fc.autoForward ? faGoldenForward(c, fc) : givenForward<double>(c, fc, heads);
+  return golden::flashAttentionFp8Backward(goldenProblem(c, fc, heads),
+                                           {in.fp8View(c), in.dy.data(), in.dsDy.data(), given.out.data(),
+                                            given.softmaxMax.data(), given.softmaxSum.data()});
 }
 
 std::vector<FaOutput> faCheckedOutputs(OpCase& c, const FaCase& fc, bool backward, bool naive) {
   const int64_t heads = fc.checkedHeads();
   if (!backward) {
-    const FaForwardValues v = naive ? forwardValues<float>(c, fc, heads) : forwardValues<double>(c, fc, heads);
-    return {output(fc, "attentionOut", v.out), output(fc, "softmaxMax", v.max), output(fc, "softmaxSum", v.sum)};
+    return naive ? forwardOutputs(fc, forwardOf<float>(c, fc, heads))
+                 : forwardOutputs(fc, forwardOf<double>(c, fc, heads));
   }
-  const FaBackwardValues v = naive ? backwardValues<float>(c, fc, heads) : faGoldenBackward(c, fc, heads);
-  std::vector<FaOutput> outputs{output(fc, "dq", v.dq), output(fc, "dk", v.dk), output(fc, "dv", v.dv)};
-  if (fc.dRope > 0) outputs.insert(outputs.end(), {output(fc, "dqRope", v.dqRope), output(fc, "dkRope", v.dkRope)});
-  return outputs;
+  return naive ? backwardOutputs(fc, backwardOf<float>(c, fc, heads))
+               : backwardOutputs(fc, faGoldenBackward(c, fc, heads));
 }
 
-void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForwardValues& forward) {
+void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForward& forward) {
   writeCanonical(c, fc, "attentionIn", forward.out);
-  writeCanonical(c, fc, "softmaxMax", forward.max);
-  writeCanonical(c, fc, "softmaxSum", forward.sum);
+  writeCanonical(c, fc, "softmaxMax", forward.softmaxMax);
+  writeCanonical(c, fc, "softmaxSum", forward.softmaxSum);
 }
 
 double faUnmaskedPairs(OpCase& c, const FaCase& fc) {

@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <cstdio>
 
 #include "harness/compare.h"
 #include "harness/elements.h"
 #include "harness/error.h"
 #include "harness/metrics.h"
 #include "harness/rows.h"
+#include "harness/threshold_check.h"
 #include "harness/view_checks.h"
 #include "suites/flash_attention_suite.h"
 
@@ -24,22 +24,8 @@ namespace {
 
 constexpr double kFp8RelL2Gate = 1e-3;       // measured <= 1.5e-4 on the op tests' shapes
 constexpr double kFp8RelMaxGate = 0.02;      // of the largest golden value; measured <= 1.7e-3
-constexpr double kFp8OverShareGate = 0.005;  // spec 5.11's ratio
 constexpr double kFp8Relative = 0.005;       // spec 5.11's relative threshold
 constexpr double kFp8Floor = 2.4974346e-05;  // fp16(2.5e-5), as upstream stores it
-
-// The output's dense view as the op wrote it, and its element count.
-std::vector<unsigned char> written(OpCase& c, const std::string& key, int64_t& numel) {
-  std::vector<unsigned char> dense = c.tensor(key).dense();
-  numel = static_cast<int64_t>(dense.size() / std::max<size_t>(1, c.tensor(key).elementSize()));
-  return dense;
-}
-
-std::string scientific(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2e", value);
-  return text;
-}
 
 }  // namespace
 
@@ -57,8 +43,8 @@ void faJudge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<
   for (size_t out = 0; out < goldens.size(); ++out) {
     const FaOutput& o = goldens[out];
     const aclDataType dtype = c.spec(o.key).dtype;
-    int64_t numel = 0;
-    const std::vector<unsigned char> dense = written(c, o.key, numel);
+    const int64_t numel = c.spec(o.key).numel();
+    const std::vector<unsigned char> dense = c.tensor(o.key).dense();
     std::vector<double> ours, golden, naive;
     int64_t invalidMismatches = 0;
     for (size_t k = 0; k < o.index.size(); ++k) {
@@ -103,8 +89,9 @@ void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row)
   std::string summary;
   for (const FaOutput& o : goldens) {
     const aclDataType dtype = c.spec(o.key).dtype;
-    int64_t numel = 0, over = 0;
-    const std::vector<unsigned char> dense = written(c, o.key, numel);
+    const int64_t numel = c.spec(o.key).numel();
+    const std::vector<unsigned char> dense = c.tensor(o.key).dense();
+    int64_t over = 0;
     double num = 0, den = 0, worst = 0, top = 0;
     for (size_t k = 0; k < o.index.size(); ++k) {
       if (o.index[k] >= numel) throw HarnessError(o.key + ": golden element outside the output's view");
@@ -121,10 +108,11 @@ void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row)
     }
     const double relL2 = std::sqrt(num / std::max(den, 1e-300)), relMax = worst / std::max(top, 1e-300);
     const double overShare = static_cast<double>(over) / static_cast<double>(std::max<size_t>(o.index.size(), 1));
-    const bool ok = top > 0 && relL2 < kFp8RelL2Gate && relMax < kFp8RelMaxGate && overShare <= kFp8OverShareGate;
+    const bool ok = top > 0 && relL2 < kFp8RelL2Gate && relMax < kFp8RelMaxGate && overShare <= kThresholdRatioLimit;
     passed = passed && ok;
-    summary += (summary.empty() ? "" : ", ") + o.key + (ok ? "" : " FAIL") + " rel L2 " + scientific(relL2) + " max " +
-               scientific(relMax) + " over " + formatNumber(100.0 * overShare) + "%";
+    summary += (summary.empty() ? "" : ", ") + o.key + (ok ? "" : " FAIL") + " rel L2 " +
+               formatNumberAs("%.2e", relL2) + " max " + formatNumberAs("%.2e", relMax) + " over " +
+               formatNumber(100.0 * overShare) + "%";
   }
   appendNote(row,
              "vs the FP8 golden chain (gates rel L2 < 1e-3, max < 2 % of max |golden|, <= 0.5 % over): " + summary);

@@ -5,19 +5,16 @@
 #include <sstream>
 
 #include "golden/flash_attention_fp8.h"
+#include "harness/case_values.h"
 #include "harness/error.h"
 #include "harness/fill.h"
 #include "harness/tensor_spec.h"
+#include "ops/flash_attention/fa_check_common.h"
 #include "suites/flash_attention_suite.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
 
-constexpr int64_t kTemplateSide = 2048;        // the compressed mask templates of spec 2.7
-constexpr int64_t kPrefixTemplateRows = 3072;  // mode 6
-constexpr int64_t kAlibiRows = 1024;           // the compressed ALiBi pse of spec 2.9
-constexpr int64_t kFp8ScaleRows = 128;         // FP8: rows of one de-quant scale block (spec 5.9)
 const std::array<std::string, 4> kFp8Inputs = {"query", "key", "value", "dy"};
 const std::array<std::string, 4> kFp8Scales = {"dScaleQ", "dScaleK", "dScaleV", "dScaleDy"};
 
@@ -69,7 +66,7 @@ std::vector<double> maskValues(const FaCase& fc, const std::vector<int64_t>& sha
     if (fc.maskValues == "random") {
       masked = random.uniform() < fc.maskDensity;
     } else if (fc.maskValues == "template") {
-      masked = row < kTemplateSide ? col > row : col >= kTemplateSide / 2;
+      masked = row < ops::kFaMaskTemplate ? col > row : col >= ops::kFaMaskTemplate / 2;
     } else if (fc.maskValues == "causal_prefix") {  // batch = the outer index over [B, N?] for 4-d masks
       const int64_t b = shape.size() == 4 ? outer / shape[1] : 0;
       const int64_t prefix = b < static_cast<int64_t>(fc.prefix.size()) ? fc.prefix[static_cast<size_t>(b)] : 0;
@@ -84,7 +81,7 @@ std::vector<int64_t> pseShape(const FaCase& fc) {
   if (fc.pse == "BNSS" || fc.pse == "BN1S" || fc.pse == "1NSS") {
     return {fc.pse == "1NSS" ? 1 : fc.b, fc.n1, fc.pse == "BN1S" ? 1 : fc.s1, fc.s2};
   }
-  if (fc.pse == "BNHS" || fc.pse == "1NHS") return {fc.pse == "BNHS" ? fc.b : 1, fc.n1, kAlibiRows, fc.s2};
+  if (fc.pse == "BNHS" || fc.pse == "1NHS") return {fc.pse == "BNHS" ? fc.b : 1, fc.n1, ops::kFaAlibiRows, fc.s2};
   if (fc.pse == "BN") return {fc.b, fc.n1};
   return {fc.pse == "N" ? fc.n1 : 1};
 }
@@ -94,7 +91,8 @@ std::vector<int64_t> maskShape(const FaCase& fc) {
   if (fc.mask == "11SS" || fc.mask == "B1SS" || fc.mask == "BNSS") {
     return {fc.mask == "11SS" ? 1 : fc.b, fc.mask == "BNSS" ? fc.n1 : 1, fc.s1, fc.s2};
   }
-  if (fc.mask == "template") return {fc.sparseMode == 6 ? kPrefixTemplateRows : kTemplateSide, kTemplateSide};
+  if (fc.mask == "template")
+    return {fc.sparseMode == 6 ? ops::kFaPrefixMaskRows : ops::kFaMaskTemplate, ops::kFaMaskTemplate};
   return {1};
 }
 
@@ -109,9 +107,8 @@ std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key
       t.shape = ops::faLayoutShape(fc, layout->querySide, layout->heads, layout->dim);
     } else if (key.rfind("dScale", 0) == 0) {  // FP8: [B, N, ceil(S / 128), 1]
       const bool querySide = key == "dScaleQ" || key == "dScaleDy" || key == "dScaleO";
-      const int64_t rows = querySide ? fc.s1 : fc.s2;
       t = {ACL_FLOAT, {1}, info.seed, uniformValues(1.0, 1.0)};
-      if (fc.fp8) t.shape = {fc.b, querySide ? fc.n1 : fc.n2, (rows + kFp8ScaleRows - 1) / kFp8ScaleRows, 1};
+      if (fc.fp8) t.shape = {fc.b, querySide ? fc.n1 : fc.n2, golden::fp8Blocks(querySide ? fc.seqQ : fc.seqKv), 1};
     } else if (isStats(key)) {
       t.dtype = ACL_FLOAT;
       t.shape = ops::faStatisticsShape(fc);
@@ -229,20 +226,29 @@ std::vector<int64_t> canonicalIndex(const FaCase& fc, const std::string& key) {
   return rows;
 }
 
-std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key) {
-  const std::vector<double> dense = denseValues(c, key);
+std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key, bool written) {
+  const std::vector<unsigned char> dense = written ? c.tensor(key).dense() : c.dense(key);
   std::vector<double> values;
-  for (const int64_t at : canonicalIndex(fc, key)) values.push_back(dense[static_cast<size_t>(at)]);
+  for (const int64_t at : canonicalIndex(fc, key)) values.push_back(loadAsDouble(c.spec(key).dtype, dense.data(), at));
   return values;
+}
+
+FaOutput faOutput(const FaCase& fc, const std::string& key, const std::vector<double>& values) {
+  FaOutput result{key, isStats(key), {}, {}};
+  const std::vector<int64_t> index = canonicalIndex(fc, key);
+  for (size_t k = 0; k < values.size() && k < index.size(); ++k) {  // the checked heads come first
+    for (int64_t lane = 0; lane < (result.stats ? 8 : 1); ++lane) {
+      result.values.push_back(values[k]);
+      result.index.push_back(index[k] + lane);
+    }
+  }
+  return result;
 }
 
 void writeCanonical(OpCase& c, const FaCase& fc, const std::string& key, const std::vector<double>& values) {
   std::vector<double> dense(static_cast<size_t>(c.spec(key).numel()), 0.0);
-  const std::vector<int64_t> index = canonicalIndex(fc, key);
-  for (size_t k = 0; k < index.size() && k < values.size(); ++k) {
-    for (int64_t lane = 0; lane < (isStats(key) ? 8 : 1); ++lane)
-      dense[static_cast<size_t>(index[k] + lane)] = values[k];
-  }
+  const FaOutput placed = faOutput(fc, key, values);
+  for (size_t k = 0; k < placed.index.size(); ++k) dense[static_cast<size_t>(placed.index[k])] = placed.values[k];
   writeView(c, key, dense);
 }
 

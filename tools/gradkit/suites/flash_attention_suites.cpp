@@ -9,31 +9,25 @@
 // divides its time by an earlier row's of the run (the FP8 rows by the bf16 one).
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
+#include "harness/case_soc.h"
+#include "harness/nested_case_files.h"
 #include "harness/peer.h"
 #include "harness/process_memory.h"
 #include "harness/rows.h"
 #include "harness/view_checks.h"
 #include "suites/flash_attention_seed.h"
 #include "suites/flash_attention_suite.h"
-#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
 
 // The PyTorch peer (tools/peers/flash_attention.py): SDPA's flash path, or its math path for dropout and pse.
 OpCall::Peer torchPeer(const FaCase& fc, const std::string& dtypeText, bool backward) {
-  const auto exact = [](double value) {
-    std::ostringstream text;
-    text.precision(17);
-    text << value;
-    return text.str();
-  };
   OpCall::Peer peer{"flash_attention.py", {{"query", "q"}, {"key", "k"}, {"value", "v"}}, {}, PeerTorch::Debian};
   if (backward) peer.files.push_back({"dy", "dy"});
   if (fc.dropout == "mask") peer.files.push_back({"dropMask", "drop_mask"});
@@ -43,8 +37,8 @@ OpCall::Peer torchPeer(const FaCase& fc, const std::string& dtypeText, bool back
                "--layout",    fc.layoutName,
                "--heads",     std::to_string(fc.n1),
                "--kv-heads",  std::to_string(fc.n2),
-               "--scale",     exact(fc.scale),
-               "--keep-prob", exact(fc.keepProb),
+               "--scale",     formatNumberAs("%.17g", fc.scale),
+               "--keep-prob", formatNumberAs("%.17g", fc.keepProb),
                "--pse",       fc.pse,
                "--pse-type",  std::to_string(fc.pseType)};
   if (fc.hasMask() && (fc.sparseMode == 2 || (fc.sparseMode == 3 && fc.s1 == fc.s2))) peer.args.push_back("--causal");
@@ -138,7 +132,8 @@ OpDescriptor flashAttentionSuite(bool backward) {
 
 [[maybe_unused]] const bool registered = [] {
   registerSuite(std::make_unique<OpSuite>(flashAttentionSuite(/*backward=*/false)));
-  registerSuite(withFlashAttentionSeedCases(std::make_unique<OpSuite>(flashAttentionSuite(/*backward=*/true))));
+  registerSuite(withNestedCaseFiles(std::make_unique<OpSuite>(flashAttentionSuite(/*backward=*/true)), "seed_cases",
+                                    runFlashAttentionSeedCases));
   return true;
 }();
 

@@ -9,6 +9,8 @@
 #include "aclnnop/aclnn_mhc_pre.h"
 #include "aclnnop/aclnn_mhc_pre_v2.h"
 #include "golden/mhc_pre.h"
+#include "harness/case_soc.h"
+#include "harness/case_values.h"
 #include "harness/op_suite.h"
 #include "suites/mhc_suite_common.h"
 

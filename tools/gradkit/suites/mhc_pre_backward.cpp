@@ -13,6 +13,8 @@
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_mhc_pre_backward_v2.h"
 #include "golden/mhc_pre.h"
+#include "harness/case_soc.h"
+#include "harness/case_values.h"
 #include "harness/error.h"
 #include "harness/op_suite.h"
 #include "suites/mhc_suite_common.h"

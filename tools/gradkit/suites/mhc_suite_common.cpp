@@ -1,41 +1,13 @@
 #include "suites/mhc_suite_common.h"
 
 #include <cmath>
-#include <optional>
 
-#include "harness/elements.h"
+#include "harness/case_keys.h"
 #include "harness/error.h"
 #include "harness/peer.h"
 #include "ops/mhc/kernels/mhc_sizes.h"
-#include "runtime/profile.h"
-#include "runtime/runtime.h"
 
 namespace gradkit::cli {
-namespace {
-
-int64_t positiveKey(const nlohmann::json& testCase, const char* key, int64_t fallback) {
-  const int64_t value = testCase.value(key, fallback);
-  if (value < 1) throw HarnessError(std::string("'") + key + "' must be >= 1");
-  return value;
-}
-
-// The tensor's storage index of each dense row-major element of its view.
-std::vector<int64_t> storageIndices(const TensorSpec& spec) {
-  std::vector<int64_t> indices(static_cast<size_t>(spec.numel()));
-  std::vector<int64_t> position(spec.shape.size(), 0);
-  for (int64_t& index : indices) {
-    int64_t at = spec.offset;
-    for (size_t d = 0; d < position.size(); ++d) at += position[d] * spec.strides[d];
-    index = at;
-    for (size_t d = position.size(); d-- > 0;) {
-      if (++position[d] < spec.shape[d]) break;
-      position[d] = 0;
-    }
-  }
-  return indices;
-}
-
-}  // namespace
 
 std::vector<int64_t> MhcCase::shape(std::vector<int64_t> tail) const {
   std::vector<int64_t> dims = bsnd ? std::vector<int64_t>{batch, seq} : std::vector<int64_t>{tokens};
@@ -49,14 +21,14 @@ MhcCase parseMhcCase(const nlohmann::json& testCase) {
   if (layout != "TND" && layout != "BSND") throw HarnessError("'layout' must be \"TND\" or \"BSND\"");
   mhc.bsnd = layout == "BSND";
   if (mhc.bsnd) {
-    mhc.batch = positiveKey(testCase, "batch", 1);
-    mhc.seq = positiveKey(testCase, "seq", 1);
+    mhc.batch = integerKeyAtLeast(testCase, "batch", 1, 1);
+    mhc.seq = integerKeyAtLeast(testCase, "seq", 1, 1);
     mhc.tokens = mhc.batch * mhc.seq;
   } else {
-    mhc.tokens = positiveKey(testCase, "tokens", 1);
+    mhc.tokens = integerKeyAtLeast(testCase, "tokens", 1, 1);
   }
-  mhc.streams = positiveKey(testCase, "N", 4);
-  mhc.hidden = positiveKey(testCase, "D", 64);
+  mhc.streams = integerKeyAtLeast(testCase, "N", 4, 1);
+  mhc.hidden = integerKeyAtLeast(testCase, "D", 64, 1);
   const std::string residual = testCase.value("residual", std::string("square"));
   if (residual == "square") {
     mhc.residual = mhc.streams * mhc.streams;
@@ -116,41 +88,6 @@ std::function<TensorDefaults(const CaseInfo&)> mhcDefaults(const std::string& ke
     }
     return t;
   };
-}
-
-std::shared_ptr<void> applyCaseSoc(const nlohmann::json& testCase) {
-  if (!testCase.contains("soc")) return nullptr;
-  const std::string name = testCase["soc"].get<std::string>();
-  const std::optional<rt::Soc> soc = rt::parseSoc(name);
-  if (!soc) throw HarnessError("'soc': unknown SoC \"" + name + "\" (" + rt::kSocChoices + ")");
-  const std::optional<rt::Soc> previous =
-      rt::hasSocOverride() ? std::optional<rt::Soc>(rt::currentSoc()) : std::nullopt;
-  rt::setSocOverride(*soc);
-  return std::shared_ptr<void>(nullptr, [previous](void*) {
-    if (previous) {
-      rt::setSocOverride(*previous);
-    } else {
-      rt::clearSocOverride();
-    }
-  });
-}
-
-std::vector<double> denseValues(OpCase& c, const std::string& key) {
-  const std::vector<unsigned char>& bytes = c.dense(key);
-  const aclDataType dtype = c.spec(key).dtype;
-  std::vector<double> values(static_cast<size_t>(c.spec(key).numel()));
-  for (size_t i = 0; i < values.size(); ++i) values[i] = loadAsDouble(dtype, bytes.data(), static_cast<int64_t>(i));
-  return values;
-}
-
-void writeView(OpCase& c, const std::string& key, const std::vector<double>& values) {
-  HostTensor& tensor = c.tensor(key);
-  const std::vector<int64_t> indices = storageIndices(tensor.spec());
-  if (indices.size() != values.size()) throw HarnessError("writeView: '" + key + "' size mismatch");
-  for (size_t i = 0; i < values.size(); ++i) {
-    storeFromDouble(tensor.spec().dtype, tensor.host().data(), indices[i], values[i]);
-  }
-  tensor.upload();
 }
 
 OpCall::Peer mhcTorchPeer(const MhcCase& mhc, const std::string& dtypeText) {

@@ -1,5 +1,5 @@
-// What the MhcPre and MhcPreBackward suites share: the case keys, the tensors' default shapes and values, the
-// profile a case runs under, and moving values between case tensors and the golden.
+// What the MhcPre and MhcPreBackward suites share: the case keys, the tensors' default shapes and values, and the
+// PyTorch peer.
 //
 // Case keys (besides name, dtype "bf16" | "fp16"):
 //   "layout":      "TND" (default) with "tokens", or "BSND" with "batch" and "seq"
@@ -16,13 +16,11 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/elements.h"
 #include "harness/op_suite.h"
 
 namespace gradkit::cli {
@@ -49,32 +47,6 @@ MhcCase parseMhcCase(const nlohmann::json& testCase);
 
 /** Default view and values of the mHC tensor named `key` (the API's argument names: "x", "phi", "gradHIn", ...). */
 std::function<TensorDefaults(const CaseInfo&)> mhcDefaults(const std::string& key);
-
-/**
- * Applies the case's "soc" for as long as the returned handle lives (nullptr when the case has none); the previous
- * profile comes back when it is destroyed.
- */
-std::shared_ptr<void> applyCaseSoc(const nlohmann::json& testCase);
-
-/** The tensor's view elements before the run, widened to double (dense, row-major). */
-std::vector<double> denseValues(OpCase& c, const std::string& key);
-
-/** The same values as `Real` (exact: every input dtype is at most fp32). */
-template <class Real>
-std::vector<Real> as(const std::vector<double>& values) {
-  return std::vector<Real>(values.begin(), values.end());
-}
-
-/** Writes dense row-major `values` into the tensor's view (rounded to its dtype) and uploads its storage. */
-void writeView(OpCase& c, const std::string& key, const std::vector<double>& values);
-
-/** Stores dense `values` (rounded to the output's dtype) as the output's golden. */
-template <class Real>
-void storeGolden(OpCase& c, const std::string& key, const std::vector<Real>& values) {
-  std::vector<unsigned char>& golden = c.golden(key);
-  const aclDataType dtype = c.spec(key).dtype;
-  for (size_t i = 0; i < values.size(); ++i) storeFromDouble(dtype, golden.data(), static_cast<int64_t>(i), values[i]);
-}
 
 /** The PyTorch autograd reference (forward + backward, fp32) as the speed peer, current torch where installed. */
 OpCall::Peer mhcTorchPeer(const MhcCase& mhc, const std::string& dtypeText);

@@ -1,0 +1,29 @@
+// Moves values between case tensors and double vectors (harness/case_values.h).
+#include "harness/case_values.h"
+
+#include "harness/error.h"
+#include "harness/gather.h"
+
+namespace gradkit::cli {
+
+std::vector<double> denseValues(OpCase& c, const std::string& key) {
+  const std::vector<unsigned char>& bytes = c.dense(key);
+  const aclDataType dtype = c.spec(key).dtype;
+  std::vector<double> values(static_cast<size_t>(c.spec(key).numel()));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = loadAsDouble(dtype, bytes.data(), static_cast<int64_t>(i));
+  return values;
+}
+
+void writeView(OpCase& c, const std::string& key, const std::vector<double>& values) {
+  HostTensor& tensor = c.tensor(key);
+  if (static_cast<int64_t>(values.size()) != tensor.spec().numel()) {
+    throw HarnessError("writeView: '" + key + "' size mismatch");
+  }
+  size_t next = 0;
+  forEachStorageIndex(tensor.geometry(), [&](int64_t at) {
+    storeFromDouble(tensor.spec().dtype, tensor.host().data(), at, values[next++]);
+  });
+  tensor.upload();
+}
+
+}  // namespace gradkit::cli

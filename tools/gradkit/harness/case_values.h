@@ -1,0 +1,34 @@
+// A case tensor's values as plain double vectors, in the dense row-major order of its view: what a golden reads
+// from the inputs, writes into inputs it derives, and stores as an output's golden.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/elements.h"
+#include "harness/op_suite.h"
+
+namespace gradkit::cli {
+
+/** The tensor's view elements before the run, widened to double. */
+std::vector<double> denseValues(OpCase& c, const std::string& key);
+
+/** The same values as `Out` (exact for case values: every input dtype is at most fp32). */
+template <class Out, class In>
+std::vector<Out> as(const std::vector<In>& values) {
+  return std::vector<Out>(values.begin(), values.end());
+}
+
+/** Writes `values` into the tensor's view (rounded to its dtype) and uploads its storage. */
+void writeView(OpCase& c, const std::string& key, const std::vector<double>& values);
+
+/** Stores `values` (rounded to the output's dtype) as the output's golden. */
+template <class Real>
+void storeGolden(OpCase& c, const std::string& key, const std::vector<Real>& values) {
+  std::vector<unsigned char>& golden = c.golden(key);
+  const aclDataType dtype = c.spec(key).dtype;
+  for (size_t i = 0; i < values.size(); ++i) storeFromDouble(dtype, golden.data(), static_cast<int64_t>(i), values[i]);
+}
+
+}  // namespace gradkit::cli

@@ -1,0 +1,25 @@
+// The time-stamped run log (harness/run_log.h).
+#include "harness/run_log.h"
+
+#include <ctime>
+
+#include "harness/error.h"
+
+namespace gradkit::cli {
+
+RunLog::RunLog(const std::filesystem::path& path) {
+  std::error_code ignored;  // a directory that cannot be made shows as the open failing
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  out_.open(path, std::ios::app);
+  if (!out_) throw HarnessError("cannot append to the run log " + path.string());
+}
+
+void RunLog::line(const std::string& text) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &local));
+  out_ << "[" << stamp << "] " << text << std::endl;
+}
+
+}  // namespace gradkit::cli
