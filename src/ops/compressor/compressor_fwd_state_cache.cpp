@@ -46,7 +46,7 @@ int64_t compressorCacheBlockExtent(const aclTensor& stateCache) {
          1;
 }
 
-int64_t compressorMaxTableColumns(int64_t blockSize) { return compressorCeilDiv(int64_t{INT32_MAX} + 1, blockSize); }
+int64_t compressorMaxTableColumns(int64_t blockSize) { return ceilDiv(int64_t{INT32_MAX} + 1, blockSize); }
 
 int64_t CompressorCacheMap::columnEntry(int64_t b, int64_t column) const {
   if (cacheMode == kCompressorRingCache) return entries[b];

@@ -55,7 +55,7 @@ void mapBlocks(CompressorGradPlan& plan) {
 void planGemms(CompressorGradPlan& plan) {
   const CompressorProblem& p = plan.problem;
   const int64_t wide = 2 * p.channels(), hidden = p.hidden, ldA = plan.ldA, ldH = plan.ldH;
-  const int64_t chunks = compressorCeilDiv(plan.rows, plan.chunkRows);
+  const int64_t chunks = ceilDiv(plan.rows, plan.chunkRows);
   const int64_t lastRows = plan.rows - (chunks - 1) * plan.chunkRows;
   const auto add = [&plan](const GemmShape& shape) {
     plan.gemms.push_back(std::make_unique<Gemm>(shape));
@@ -129,7 +129,7 @@ void vectorPass(const CompressorGradPlan& plan, const Buffers& io, float* a, flo
                 int64_t chunk, int64_t k0, int64_t k1) {
   const CompressorProblem& p = plan.problem;
   const int64_t d = p.headDim, c = p.channels(), n = p.blockRows(), coff = p.coff, ldA = plan.ldA;
-  const int64_t pieces = compressorCeilDiv(d, plan.pieceWidth);
+  const int64_t pieces = ceilDiv(d, plan.pieceWidth);
   const auto block = [&](int64_t row, int64_t d0, int64_t width) {
     kernels::CompressorGradBlock b;
     b.s = io.softmaxScore + row * n * d + d0;
@@ -269,7 +269,7 @@ void runChunks(const CompressorGradPlan& plan, const Buffers& io, void* memory) 
   std::fill_n(apeComp, apeElements, 0.0f);
   zeroUnroutedRows(plan, io.dX);
 
-  const int64_t chunks = compressorCeilDiv(plan.rows, plan.chunkRows);
+  const int64_t chunks = ceilDiv(plan.rows, plan.chunkRows);
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t k0 = chunk * plan.chunkRows, k1 = std::min(plan.rows, k0 + plan.chunkRows);
     vectorPass(plan, io, a, apeSum, apeComp, chunk, k0, k1);
@@ -329,7 +329,7 @@ CompressorGradPlan planCompressorGrad(const CompressorGradArgs& args, const Comp
   if (plan.rows == 0) return plan;  // no block: the run writes zeros
 
   plan.chunkRows = std::min(plan.rows, options.chunkRows > 0 ? options.chunkRows : kChunkRows);
-  const int64_t chunks = compressorCeilDiv(plan.rows, plan.chunkRows);
+  const int64_t chunks = ceilDiv(plan.rows, plan.chunkRows);
   for (int64_t chunk = 0, u = 0; chunk < chunks; ++chunk) {
     const int64_t k0 = chunk * plan.chunkRows;
     while (plan.units[static_cast<size_t>(u)].compactRow + plan.units[static_cast<size_t>(u)].count <= k0) ++u;

@@ -6,13 +6,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/int_math.h"
+
 namespace gradkit::ops {
 
-/** ceil(n / d) for n >= 0, d > 0, without the overflow of (n + d - 1) / d. */
-constexpr int64_t compressorCeilDiv(int64_t n, int64_t d) { return n / d + (n % d != 0 ? 1 : 0); }
-
 /** BSH: the compressed rows of one batch of S tokens, ceil(S/cr) (the last partial block included). */
-constexpr int64_t compressorBatchRows(int64_t seqLen, int64_t cmpRatio) { return compressorCeilDiv(seqLen, cmpRatio); }
+constexpr int64_t compressorBatchRows(int64_t seqLen, int64_t cmpRatio) { return ceilDiv(seqLen, cmpRatio); }
 
 /** TH: the compressed rows of T tokens in B batches, min(T, T/cr + B) (a partial block per batch at most). */
 constexpr int64_t compressorPackedRows(int64_t tokens, int64_t batch, int64_t cmpRatio) {

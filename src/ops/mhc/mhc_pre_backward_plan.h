@@ -47,11 +47,12 @@ struct MhcPreBackwardPlan {
   // grad_phi's running sums and their Kahan compensations by column block; gammaComp [K]: grad_gamma's
   // compensation; slotScratch: slots x slotBytes of per-slot scratch.
   int64_t tokenBlock = 0, columnBlock = 0, ldPack = 0, slots = 0;
+  int64_t slotGammaPart = 0, slotXgStrip = 0;  // floats from a slot's base: [columnBlock], [tokenBlock, strip]
   uint64_t slotBytes = 0;
   WorkspaceRegion phiPack, phiSum, phiComp, gammaComp, slotScratch;
   const kernels::MhcPreBackwardKernels* kernels = nullptr;
 
-  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()): mhc_pre_backward_run.cpp. */
   aclnnStatus run(void* memory) const;
 };
 

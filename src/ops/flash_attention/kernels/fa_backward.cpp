@@ -151,7 +151,7 @@ class Backward {
     const FaBatch& batch = p_.batches[static_cast<size_t>(task.b)];
     const int64_t chunks = layout_.chunks[static_cast<size_t>(task.b)];
     int64_t firstBlock = 0, endBlock = 0;
-    faChunkBlocks(faCeilDiv(batch.s2, kCols), chunks, task.chunk, &firstBlock, &endBlock);
+    faChunkBlocks(ceilDiv(batch.s2, kCols), chunks, task.chunk, &firstBlock, &endBlock);
     float* dq = dqAccumulator(task.b, task.chunk, task.n2 * dims_.group);
     std::fill(dq, dq + dims_.group * batch.s1 * dims_.dq, 0.0f);
     for (int64_t block = firstBlock; block < endBlock; ++block) keyBlock(task, batch, block * kCols, slot);

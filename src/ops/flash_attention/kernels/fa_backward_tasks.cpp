@@ -18,9 +18,9 @@ FaChunkLayout faChunkLayout(const FaProblem& p, int64_t keyBlock, int64_t dqWidt
   FaChunkLayout layout;
   int64_t active = 0;
   for (const FaBatch& batch : p.batches) active += batch.s2 > 0 ? 1 : 0;
-  const int64_t wanted = faCeilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
+  const int64_t wanted = ceilDiv(kTargetTasks, std::max<int64_t>(1, active * std::max<int64_t>(1, p.n2)));
   for (const FaBatch& batch : p.batches) {
-    const int64_t keyBlocks = faCeilDiv(batch.s2, keyBlock);
+    const int64_t keyBlocks = ceilDiv(batch.s2, keyBlock);
     const int64_t chunkBytes = std::max<int64_t>(1, p.n1 * batch.s1 * dqWidth * static_cast<int64_t>(sizeof(float)));
     const int64_t chunks = std::min({keyBlocks, wanted, std::max<int64_t>(1, kChunkAccumulatorBytes / chunkBytes)});
     layout.chunks.push_back(chunks);
@@ -46,7 +46,7 @@ std::vector<FaChunkTask> faChunkTasks(const FaProblem& p, const FaChunkLayout& l
   std::vector<FaChunkTask> tasks;
   for (int64_t b = 0; b < static_cast<int64_t>(p.batches.size()); ++b) {
     const FaBatch& batch = p.batches[static_cast<size_t>(b)];
-    const int64_t count = layout.chunks[static_cast<size_t>(b)], keyBlocks = faCeilDiv(batch.s2, keyBlock);
+    const int64_t count = layout.chunks[static_cast<size_t>(b)], keyBlocks = ceilDiv(batch.s2, keyBlock);
     for (int64_t n2 = 0; n2 < p.n2; ++n2) {
       for (int64_t c = 0; c < count; ++c) {
         int64_t first = 0, end = 0;

@@ -10,13 +10,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/int_math.h"
 #include "core/parallel.h"
 #include "ops/flash_attention/kernels/fa_kernel.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
 
 namespace gradkit::kernels {
-
-inline int64_t faCeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 /** The chunks of key blocks of `keyBlock` keys, with dQ rows of dqWidth floats. */
 FaChunkLayout faChunkLayout(const FaProblem& p, int64_t keyBlock, int64_t dqWidth);

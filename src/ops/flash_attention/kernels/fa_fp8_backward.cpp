@@ -171,7 +171,7 @@ class Fp8Backward {
     float* dq = dqAccumulator(task.b, task.chunk, task.n2 * group);
     std::fill(dq, dq + group * batch.s1 * p_.d, 0.0f);
     int64_t first = 0, end = 0;
-    faChunkBlocks(faCeilDiv(batch.s2, kBlock), chunks, task.chunk, &first, &end);
+    faChunkBlocks(ceilDiv(batch.s2, kBlock), chunks, task.chunk, &first, &end);
     for (int64_t block = first; block < end; ++block) keyBlock(task, batch, block, slot);
   }
 
