@@ -104,8 +104,7 @@ def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_i
     h_post = empty(x, lead + (n,), "float32")
     h_res = None
     if shape_of(alpha)[0] == 3:
-        width = rows - 2 * n
-        h_res = empty(x, lead + ((n, n) if width == n * n else (width,)), "float32")
+        h_res = empty(x, lead + tuple(_C.mhc_residual_tail(n, rows)), "float32")
     inv_rms = h_mix = h_pre = None
     if caches:
         inv_rms = empty(x, lead, "float32")

@@ -1,5 +1,6 @@
-// gradkit._C.fa_sizes, compressor_output_lead, dropout_mask_bytes: the library's size models
-// (src/ops/flash_attention/fa_layout.h, src/ops/compressor/compressor_layout.h, the dropout mask format; compiled into
+// gradkit._C.fa_sizes, compressor_output_lead, dropout_mask_bytes, mhc_residual_tail: the library's size models
+// (src/ops/flash_attention/fa_layout.h, src/ops/compressor/compressor_layout.h, the dropout mask format,
+// src/ops/mhc/kernels/mhc_sizes.h; compiled into
 // this module: they know nothing about aclTensor) for
 // gradkit.ops' shape helpers, so Python reads shapes the way the checks and the plans do instead of describing them
 // again.
@@ -14,6 +15,7 @@
 #include "ops/compressor/compressor_layout.h"
 #include "ops/dropout/kernels/mask_format.h"
 #include "ops/flash_attention/fa_layout.h"
+#include "ops/mhc/kernels/mhc_sizes.h"
 
 namespace py = pybind11;
 
@@ -75,6 +77,19 @@ void bindShapeModels(py::module_& module) {
         return ops::dropoutMaskBytes(numel);
       },
       py::arg("numel"), "Bytes of the packed dropout mask of a tensor with numel elements: ceil(numel / 128) * 16.");
+  module.def(
+      "mhc_residual_tail",
+      [](int64_t n, int64_t phiRows) {
+        const int64_t residual = kernels::mhcResidualWidth(phiRows, n);
+        if (n < 1 || residual < 1) {
+          throw py::value_error("phi of " + std::to_string(phiRows) +
+                                " rows has no residual block for N = " + std::to_string(n) + " (2N + R rows, R >= 1)");
+        }
+        return kernels::mhcResidualTail(n, residual);
+      },
+      py::arg("n"), py::arg("phi_rows"),
+      "The trailing dims of mHC's h_res / grad_h_res for N streams and phi of phi_rows = 2N + R rows: [N, N] when "
+      "R = N*N, else [R] (the N! form).");
 }
 
 }  // namespace gradkit::python

@@ -128,7 +128,7 @@ aclnnStatus checkMemoryRules(std::string_view api, const std::vector<NamedTensor
   return ACLNN_SUCCESS;
 }
 
-std::vector<int64_t> shapeWithTail(const std::vector<int64_t>& lead, std::initializer_list<int64_t> tail) {
+std::vector<int64_t> shapeWithTail(const std::vector<int64_t>& lead, const std::vector<int64_t>& tail) {
   std::vector<int64_t> shape = lead;
   shape.insert(shape.end(), tail.begin(), tail.end());
   return shape;

@@ -49,6 +49,6 @@ aclnnStatus checkMemoryRules(std::string_view api, const std::vector<NamedTensor
                              const std::vector<NamedTensor>& outputs);
 
 /** `lead` followed by `tail`: the expected shape of a per-token tensor. */
-std::vector<int64_t> shapeWithTail(const std::vector<int64_t>& lead, std::initializer_list<int64_t> tail);
+std::vector<int64_t> shapeWithTail(const std::vector<int64_t>& lead, const std::vector<int64_t>& tail);
 
 }  // namespace gradkit

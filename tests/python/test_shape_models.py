@@ -1,6 +1,7 @@
-"""gradkit.ops' shape helpers read the library's size models (gradkit._C.fa_sizes and compressor_output_lead,
-compiled from src/ops/flash_attention/fa_layout.cpp and src/ops/compressor/compressor_layout.cpp): sizes and shapes
-against values written out by hand."""
+"""gradkit.ops' shape helpers read the library's size models (gradkit._C.fa_sizes, compressor_output_lead,
+dropout_mask_bytes and mhc_residual_tail, compiled from src/ops/flash_attention/fa_layout.cpp,
+src/ops/compressor/compressor_layout.cpp, the dropout mask format and src/ops/mhc/kernels/mhc_sizes.h): sizes and
+shapes against values written out by hand."""
 import pytest
 
 from gradkit_package import PYTHON_DIR  # noqa: F401  (puts the package on sys.path, or skips this module)
@@ -62,3 +63,12 @@ def test_compressor_output_lead():
 def test_dropout_mask_bytes():
     # 128-bit aligned, one bit per element (spec dropout_threshold.md 1.1).
     assert [ops.dropout_mask_bytes(n) for n in (0, 1, 128, 129, 1000)] == [0, 16, 16, 32, 128]
+
+
+def test_mhc_residual_tail():
+    # phi has 2N + R rows: R = N*N gives h_res [.., N, N], R = N! (A2/A3) gives [.., N!] (spec mhc.md).
+    assert _C.mhc_residual_tail(4, 2 * 4 + 16) == [4, 4]
+    assert _C.mhc_residual_tail(4, 2 * 4 + 24) == [24]
+    assert _C.mhc_residual_tail(6, 2 * 6 + 36) == [6, 6]
+    with pytest.raises(ValueError, match="phi of 8 rows has no residual block for N = 4"):
+        _C.mhc_residual_tail(4, 8)

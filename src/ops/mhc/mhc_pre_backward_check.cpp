@@ -112,8 +112,8 @@ aclnnStatus checkGradHRes(const MhcPreBackwardArgs& a, const std::vector<int64_t
 // phi has 2N + R rows, R = N*N (any profile) or N! (A2/A3), and R must be gradHRes's residual width.
 aclnnStatus checkPhiRows(const MhcPreBackwardArgs& a, int64_t n, int64_t residual, const MhcProfile& profile) {
   const int64_t rows = a.phi->viewDims[0];
-  const int64_t square = 2 * n + n * n;
-  const int64_t factorial = 2 * n + kernels::mhcFactorial(n);
+  const int64_t square = kernels::mhcSquareRows(n);
+  const int64_t factorial = kernels::mhcFactorialRows(n);
   const std::string given = "shape " + a.phi->shapeString();
   if (rows != square && !(profile.factorialResidual && rows == factorial)) {
     const std::string expected =
@@ -125,9 +125,9 @@ aclnnStatus checkPhiRows(const MhcPreBackwardArgs& a, int64_t n, int64_t residua
                   profile.name + " profile)";
     return fail(ACLNN_ERR_PARAM_INVALID, a.api, "phi", expected, given);
   }
-  if (rows == 2 * n + residual) return ACLNN_SUCCESS;
+  if (rows == kernels::mhcFusionRows(n, residual)) return ACLNN_SUCCESS;
   return fail(ACLNN_ERR_PARAM_INVALID, a.api, "phi",
-              std::to_string(2 * n + residual) + " rows (2N + R, R = " + std::to_string(residual) +
+              std::to_string(kernels::mhcFusionRows(n, residual)) + " rows (2N + R, R = " + std::to_string(residual) +
                   " the residual width of gradHRes " + a.gradHRes->shapeString() + ")",
               given);
 }

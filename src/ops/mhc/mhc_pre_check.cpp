@@ -94,12 +94,14 @@ aclnnStatus checkPhiRows(const MhcPreArgs& a, const ForwardDims& dims, const Mhc
   const int64_t rows = a.phi->viewDims[0];
   const std::string given = "shape " + a.phi->shapeString();
   if (a.alpha->viewDims[0] == 2) {
-    if (rows == 2 * n) return ACLNN_SUCCESS;
+    if (rows == kernels::mhcFusionRows(n, 0)) return ACLNN_SUCCESS;
     return fail(ACLNN_ERR_PARAM_INVALID, a.api, "phi",
-                std::to_string(2 * n) + " rows (2N for N = " + std::to_string(n) + ", alpha of 2 elements)", given);
+                std::to_string(kernels::mhcFusionRows(n, 0)) + " rows (2N for N = " + std::to_string(n) +
+                    ", alpha of 2 elements)",
+                given);
   }
-  const int64_t square = 2 * n + n * n;
-  const int64_t factorial = 2 * n + kernels::mhcFactorial(n);
+  const int64_t square = kernels::mhcSquareRows(n);
+  const int64_t factorial = kernels::mhcFactorialRows(n);
   if (rows == square || (profile.factorialResidual && rows == factorial)) return ACLNN_SUCCESS;
   if (profile.factorialResidual) {
     return fail(ACLNN_ERR_PARAM_INVALID, a.api, "phi",
@@ -122,7 +124,7 @@ aclnnStatus checkShapes(const MhcPreArgs& a, const MhcProfile& profile) {
   const int64_t d = dims.d;
   GRADKIT_RETURN_IF_ERROR(checkPhiRows(a, dims, profile));
   const int64_t rows = a.phi->viewDims[0];
-  const int64_t residual = rows - 2 * n;
+  const int64_t residual = kernels::mhcResidualWidth(rows, n);
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "phi", *a.phi, {rows, n * d}, "[F, N*D] with N, D of x"));
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "bias", *a.bias, {rows}, "[F], F = the rows of phi"));
   if (a.gamma != nullptr) {
@@ -133,13 +135,10 @@ aclnnStatus checkShapes(const MhcPreArgs& a, const MhcProfile& profile) {
   GRADKIT_RETURN_IF_ERROR(
       checkShapeIs(a.api, "hPost", *a.hPost, shapeWithTail(dims.lead, {n}), "[" + lead + ", N] of x"));
   if (a.alpha->viewDims[0] == 3) {
-    if (residual == n * n) {
-      GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hRes", *a.hRes, shapeWithTail(dims.lead, {n, n}),
-                                           "[" + lead + ", N, N]: phi has 2N + N*N rows"));
-    } else {
-      GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "hRes", *a.hRes, shapeWithTail(dims.lead, {residual}),
-                                           "[" + lead + ", N!]: phi has 2N + N! rows"));
-    }
+    const bool square = rows == kernels::mhcSquareRows(n);
+    GRADKIT_RETURN_IF_ERROR(checkShapeIs(
+        a.api, "hRes", *a.hRes, shapeWithTail(dims.lead, kernels::mhcResidualTail(n, residual)),
+        square ? "[" + lead + ", N, N]: phi has 2N + N*N rows" : "[" + lead + ", N!]: phi has 2N + N! rows"));
   }
   if (a.invRms != nullptr) {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(a.api, "invRmsOptional", *a.invRms, dims.lead, "[" + lead + "] of x"));
