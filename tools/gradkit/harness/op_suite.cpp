@@ -7,6 +7,7 @@
 
 #include "acl/acl.h"
 #include "base/dtype.h"
+#include "harness/case_soc.h"
 #include "harness/compare.h"
 #include "harness/dump.h"
 #include "harness/elements.h"
@@ -269,6 +270,7 @@ void OpCase::snapshot() {
 OpSuite::OpSuite(OpDescriptor descriptor) : descriptor_(std::move(descriptor)) {}
 
 std::vector<VerifyRow> OpSuite::verify(const json& testCase, const VerifyContext& context) const {
+  const std::shared_ptr<void> soc = applyCaseSoc(testCase);
   OpCase c(descriptor_, testCase, /*bench=*/false);
   VerifyRow row;
   row.op = descriptor_.name;
@@ -339,6 +341,7 @@ std::vector<VerifyRow> OpSuite::verify(const json& testCase, const VerifyContext
 }
 
 BenchRow OpSuite::bench(const json& benchCase, const BenchContext& context) const {
+  const std::shared_ptr<void> soc = applyCaseSoc(benchCase);
   OpCase c(descriptor_, benchCase, /*bench=*/true);
   const OpCall call = descriptor_.bind(c);
   if (call.afterPlan) call.afterPlan();

@@ -22,7 +22,8 @@
 // Generic case keys: "name", "dtype" (default fp32), "shape" (required unless needsShape is false), "seed" (the
 // data seed when seedFromCase; else the data seed is derived from the name), "expect_status" (the status
 // GetWorkspaceSize must return; 0: success, then compare), "expect_message" (a fragment, or a list of fragments,
-// the rejection's message must contain), and one tensor spec per tensor key (harness/tensor_spec.h).
+// the rejection's message must contain), "soc" (the SoC profile the case runs under, harness/case_soc.h; default: the
+// process's), and one tensor spec per tensor key (harness/tensor_spec.h).
 #pragma once
 
 #include <cstdint>

@@ -19,43 +19,14 @@
 // spec 3.6's worked values).
 #pragma once
 
-#include <cstdint>
 #include <filesystem>
-#include <map>
-#include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "harness/op_suite.h"
-#include "suites/flash_attention_suite.h"
+#include "harness/suite.h"
 
 namespace gradkit::cli {
 
-/** One seed case: the same case in the backward suite's keys, and what only the seed has. */
-struct SeedCase {
-  std::string name, dtypeText;
-  nlohmann::json suiteCase;  // sizes, dtypes, mask, pse, dropout in suites/flash_attention_suite.h's keys; GradV4
-  int64_t fullD = 16;        // the seed's D: the head dim of Q and K with the rope part
-  uint64_t dataSeed = 0;
-  std::vector<std::string> modes{"grad_only", "auto_grad"};
-  std::string pending;
-  std::map<std::string, std::string> pendingModes;
-  std::string expectFirstKeepBits;
-};
-
-/** Parses one case; throws HarnessError naming the case and the bad key. */
-SeedCase parseSeedCase(const nlohmann::json& testCase);
-
-/**
- * Writes the seed's inputs into the suite case's tensors, drawn in the seed's order from one stream (the case's name
- * and data_seed; spec 5.2, 5.5, 5.6): standard normal q, k, v, dy cast to the case dtype (FP8: quantised), split at
- * 128 into the rope parts; then the pse, then the mask.
- */
-void writeSeedInputs(OpCase& c, const SeedCase& sc, const FaCase& fc);
-
-/** Runs the seed case file `file` as above: a row "seed_<name>_<mode>" per case and mode (harness/nested_case_files.h).
- */
+/** Runs the seed case file `file`: a row "seed_<name>_<mode>" per case and mode (harness/nested_case_files.h). */
 std::vector<VerifyRow> runFlashAttentionSeedCases(const std::filesystem::path& file, const VerifyContext& context);
 
 }  // namespace gradkit::cli

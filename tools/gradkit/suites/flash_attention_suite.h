@@ -1,5 +1,5 @@
 // The parts the FlashAttentionScore / FlashAttentionScoreGrad suites (flash_attention_suites.cpp) and the seed cases'
-// runner (flash_attention_seed_run.cpp) share: the case (flash_attention_suite_case.cpp), its tensors and their
+// runner (flash_attention_seed_case.cpp) share: the case (flash_attention_suite_case.cpp), its tensors and their
 // canonical order (_tensors.cpp), the golden (_golden.cpp), the verdicts (_judge.cpp) and the entry points
 // (_calls.cpp). FaCase is an ops::FaSizes: every layout shape, stride, statistics shape and TND length the suites use
 // comes from the library's size model (ops/flash_attention/fa_layout.h).
@@ -122,11 +122,6 @@ void writeFp8Inputs(OpCase& c, const FaCase& fc, const std::array<std::vector<fl
 void writeFp8Inputs(OpCase& c, const FaCase& fc);
 /** The tensor's aclTensor, or nullptr when the case leaves it out (absent optional, or listed in "null"). */
 aclTensor* faTensor(OpCase& c, const FaCase& fc, const std::string& key);
-/**
- * The dense element of each canonical value of `key` (golden/flash_attention.h's order: per batch [heads][rows][dim];
- * the statistics one value per query row, at the first of its 8 lanes, spec 2.6).
- */
-std::vector<int64_t> canonicalIndex(const FaCase& fc, const std::string& key);
 /** The tensor's values in canonical order: before the run, or with `written` as the op left them. */
 std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key, bool written = false);
 /** Canonical values of `key` with the dense element of each (statistics: repeated on all 8 lanes). */
@@ -163,22 +158,17 @@ void writeGoldenForward(OpCase& c, const FaCase& fc, const FaForward& forward);
 double faUnmaskedPairs(OpCase& c, const FaCase& fc);
 
 // The verdicts (flash_attention_suite_judge.cpp).
-/** Stores each output's golden (rounded to its dtype) as OpCase::golden for --dump. */
-void faStoreGolden(OpCase& c, const std::vector<FaOutput>& outputs);
-/** The double benchmark: row.passed, bitExact, errors and a note per failing output. */
-void faJudge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<FaOutput>& naives, VerifyRow& row);
-/** The FP8 gate on dq, dk, dv, with a note of the measured numbers. */
-void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row);
+/** Sets the call's golden (of the checked heads, stored for --dump when it covers every head) and its verdict. */
+void faBindVerdict(OpCase& c, const FaCase& fc, bool backward, OpCall& call);
 
 // The entry points (flash_attention_suite_calls.cpp, spec fag.md 2.2).
-struct FaEntryCall {
-  PlanCall plan;
-  RunCall run;
-};
-/** The forward entry point fc.api (or `api`) writing attention out to `outKey`; throws for an unknown one. */
-FaEntryCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey, const std::string& api = "");
+/**
+ * The forward entry point fc.api (or `api`) writing attention out to `outKey`: the call's plan and run (its
+ * GetWorkspaceSize and second phase); throws for an unknown one.
+ */
+OpCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey, const std::string& api = "");
 /** The backward entry point fc.api, reading attentionIn and the statistics, writing dq, dk, dv. */
-FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc);
+OpCall faBackwardCall(OpCase& c, const FaCase& fc);
 /** Runs the forward of fc.api's family into attentionIn and the statistics (downloaded); throws when it fails. */
 void writeOurForward(OpCase& c, const FaCase& fc);
 

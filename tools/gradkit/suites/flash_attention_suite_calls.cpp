@@ -48,26 +48,30 @@ std::string forwardApiFor(const std::string& backwardApi) {
   throw HarnessError("'api': no forward entry point for \"" + backwardApi + "\"");
 }
 
-}  // namespace
-
 // One entry point bound to arguments (captured by value): its GetWorkspaceSize and its second phase.
-#define FA_ENTRY(api, ...)                                                                            \
-  FaEntryCall {                                                                                       \
-    [=](uint64_t* ws, aclOpExecutor** ex) { return api##GetWorkspaceSize(__VA_ARGS__, ws, ex); }, api \
-  }
+OpCall entryCall(PlanCall plan, RunCall run) {
+  OpCall call;
+  call.plan = std::move(plan);
+  call.run = std::move(run);
+  return call;
+}
+#define FA_ENTRY(api, ...) \
+  entryCall([=](uint64_t* ws, aclOpExecutor** ex) { return api##GetWorkspaceSize(__VA_ARGS__, ws, ex); }, api)
 
-FaEntryCall pick(const std::map<std::string, FaEntryCall>& entries, const std::string& api, const char* direction) {
+OpCall pick(const std::map<std::string, OpCall>& entries, const std::string& api, const char* direction) {
   const auto found = entries.find(api);
   if (found == entries.end())
     throw HarnessError(std::string("'api': unknown ") + direction + " entry point \"" + api + "\"");
   return found->second;
 }
 
-FaEntryCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey, const std::string& api) {
+}  // namespace
+
+OpCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey, const std::string& api) {
   const SharedArguments a = sharedArguments(c, fc);
   aclTensor* const out = faTensor(c, fc, outKey);
   char* const layout = a.layout->data();
-  const std::map<std::string, FaEntryCall> entries{
+  const std::map<std::string, OpCall> entries{
       {"Score", FA_ENTRY(aclnnFlashAttentionScore, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix, a.scale,
                          a.keep, a.pre, a.next, a.heads, layout, a.precise, a.mode, a.max, a.sum, nullptr, out)},
       {"ScoreV2", FA_ENTRY(aclnnFlashAttentionScoreV2, a.q, a.k, a.v, a.pse, a.drop, nullptr, a.mask, a.prefix,
@@ -89,7 +93,7 @@ FaEntryCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey
   return pick(entries, api.empty() ? fc.api : api, "forward");
 }
 
-FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc) {
+OpCall faBackwardCall(OpCase& c, const FaCase& fc) {
   const SharedArguments a = sharedArguments(c, fc);
   const auto t = [&](const char* key) { return faTensor(c, fc, key); };
   aclTensor *const dy = t("dy"), *const in = t("attentionIn"), *const dq = t("dq"), *const dk = t("dk"),
@@ -99,7 +103,7 @@ FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc) {
   char* const layout = a.layout->data();
   // outDtype: FP8 outputs FLOAT16 (0) or BFLOAT16 (1); the other dtypes ignore it.
   const int64_t outDtype = fc.fp8 && fc.outDtype == ACL_BF16 ? 1 : 0;
-  const std::map<std::string, FaEntryCall> entries{
+  const std::map<std::string, OpCall> entries{
       {"Grad",
        FA_ENTRY(aclnnFlashAttentionScoreGrad, a.q, a.k, a.v, dy, a.pse, a.drop, nullptr, a.mask, a.max, a.sum, nullptr,
                 in, a.prefix, a.scale, a.keep, a.pre, a.next, a.heads, layout, a.precise, a.mode, dq, dk, dv, nullptr)},
@@ -127,7 +131,7 @@ FaEntryCall faBackwardCall(OpCase& c, const FaCase& fc) {
 
 void writeOurForward(OpCase& c, const FaCase& fc) {
   const std::string api = forwardApiFor(fc.api);
-  const FaEntryCall entry = faForwardCall(c, fc, "attentionIn", api);
+  const OpCall entry = faForwardCall(c, fc, "attentionIn", api);
   VerifyRow row;
   if (!runTwoPhase("forward " + api, entry.plan, entry.run, nullptr, 0, {}, row)) {
     throw HarnessError("our forward for the auto case failed: " + row.note);

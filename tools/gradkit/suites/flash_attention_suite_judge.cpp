@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <memory>
 
 #include "harness/compare.h"
 #include "harness/elements.h"
@@ -27,9 +28,8 @@ constexpr double kFp8RelMaxGate = 0.02;      // of the largest golden value; mea
 constexpr double kFp8Relative = 0.005;       // spec 5.11's relative threshold
 constexpr double kFp8Floor = 2.4974346e-05;  // fp16(2.5e-5), as upstream stores it
 
-}  // namespace
-
-void faStoreGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
+// Stores each output's golden (rounded to its dtype) as OpCase::golden for --dump.
+void storeGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
   for (const FaOutput& o : outputs) {
     unsigned char* golden = c.golden(o.key).data();
     for (size_t k = 0; k < o.index.size(); ++k) {
@@ -38,7 +38,8 @@ void faStoreGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
   }
 }
 
-void faJudge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<FaOutput>& naives, VerifyRow& row) {
+// The double benchmark: row.passed, bitExact, errors and a note per failing output.
+void judge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<FaOutput>& naives, VerifyRow& row) {
   bool passed = true, bitExact = true;
   for (size_t out = 0; out < goldens.size(); ++out) {
     const FaOutput& o = goldens[out];
@@ -84,7 +85,8 @@ void faJudge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<
   row.bitExact = bitExact;
 }
 
-void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row) {
+// The FP8 gate on dq, dk, dv, with a note of the measured numbers.
+void judgeFp8(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row) {
   bool passed = true, bitExact = true;
   std::string summary;
   for (const FaOutput& o : goldens) {
@@ -118,6 +120,25 @@ void faFp8Judge(OpCase& c, const std::vector<FaOutput>& goldens, VerifyRow& row)
              "vs the FP8 golden chain (gates rel L2 < 1e-3, max < 2 % of max |golden|, <= 0.5 % over): " + summary);
   row.passed = passed;
   row.bitExact = bitExact;
+}
+
+}  // namespace
+
+void faBindVerdict(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
+  const int64_t heads = fc.checkedHeads();
+  auto golden = std::make_shared<std::vector<FaOutput>>();
+  call.golden = [&c, fc, heads, backward, golden] {
+    if (heads > 0) *golden = faCheckedOutputs(c, fc, backward, /*naive=*/false);
+    if (heads == fc.n1) storeGolden(c, *golden);
+  };
+  call.judge = [&c, fc, heads, backward, golden](VerifyRow& row) {
+    if (heads == 0) {
+      row.passed = true;
+      return appendNote(row, "not checked against the golden (check_heads 0)");
+    }
+    if (fc.fp8) return judgeFp8(c, *golden, row);
+    judge(c, *golden, faCheckedOutputs(c, fc, backward, /*naive=*/true), row);
+  };
 }
 
 }  // namespace gradkit::cli

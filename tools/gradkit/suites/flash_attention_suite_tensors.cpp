@@ -56,6 +56,23 @@ std::vector<int64_t> layoutIndex(const ops::FaSizes& s, const LayoutTensor& t) {
   return index;
 }
 
+// The dense element of each canonical value of `key` (golden/flash_attention.h's order: per batch [heads][rows][dim];
+// the statistics one value per query row, at the first of its 8 lanes, spec 2.6).
+std::vector<int64_t> canonicalIndex(const FaCase& fc, const std::string& key) {
+  if (const std::optional<LayoutTensor> layout = layoutTensorOf(fc, key)) return layoutIndex(fc, *layout);
+  if (!isStats(key)) throw HarnessError("'" + key + "' has no canonical order");
+  // The statistics [B, N1, S1, 8] ([T1, N1, 8]) are a BNSD (TND) tensor of 8 lanes per row; TND's default softmax
+  // layout keeps the rows in canonical order instead.
+  ops::FaSizes stats = fc;
+  stats.layout = fc.tnd() ? ops::FaLayout::TND : ops::FaLayout::BNSD;
+  const std::vector<int64_t> lanes = layoutIndex(stats, {true, fc.n1, 8});
+  std::vector<int64_t> rows;
+  for (size_t k = 0; k < lanes.size(); k += 8) {
+    rows.push_back(fc.tnd() && fc.softmaxLayout != "same_as_input" ? static_cast<int64_t>(k) : lanes[k]);
+  }
+  return rows;
+}
+
 std::vector<double> maskValues(const FaCase& fc, const std::vector<int64_t>& shape, int64_t numel, uint64_t seed) {
   std::vector<double> values(static_cast<size_t>(numel), 0.0);
   const int64_t rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1, cols = shape.back();
@@ -209,21 +226,6 @@ aclTensor* faTensor(OpCase& c, const FaCase& fc, const std::string& key) {
                       (key == "attenMask" && !fc.hasMask()) || (key.rfind("dScale", 0) == 0 && !fc.fp8) ||
                       (key.find("Rope") != std::string::npos && fc.dRope == 0);
   return absent || std::find(fc.nulls.begin(), fc.nulls.end(), key) != fc.nulls.end() ? nullptr : c.acl(key);
-}
-
-std::vector<int64_t> canonicalIndex(const FaCase& fc, const std::string& key) {
-  if (const std::optional<LayoutTensor> layout = layoutTensorOf(fc, key)) return layoutIndex(fc, *layout);
-  if (!isStats(key)) throw HarnessError("'" + key + "' has no canonical order");
-  // The statistics [B, N1, S1, 8] ([T1, N1, 8]) are a BNSD (TND) tensor of 8 lanes per row; TND's default softmax
-  // layout keeps the rows in canonical order instead.
-  ops::FaSizes stats = fc;
-  stats.layout = fc.tnd() ? ops::FaLayout::TND : ops::FaLayout::BNSD;
-  const std::vector<int64_t> lanes = layoutIndex(stats, {true, fc.n1, 8});
-  std::vector<int64_t> rows;
-  for (size_t k = 0; k < lanes.size(); k += 8) {
-    rows.push_back(fc.tnd() && fc.softmaxLayout != "same_as_input" ? static_cast<int64_t>(k) : lanes[k]);
-  }
-  return rows;
 }
 
 std::vector<double> canonicalValues(OpCase& c, const FaCase& fc, const std::string& key, bool written) {

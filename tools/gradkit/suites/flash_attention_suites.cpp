@@ -14,7 +14,6 @@
 
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
-#include "harness/case_soc.h"
 #include "harness/nested_case_files.h"
 #include "harness/peer.h"
 #include "harness/process_memory.h"
@@ -85,7 +84,7 @@ void addBench(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
 }
 
 // Either direction's suite: the inputs the case derives (backward: attentionIn and the statistics too), the entry
-// point, the golden of the checked heads (stored for --dump when it covers every head) and the verdict.
+// point, the golden and the verdict.
 OpDescriptor flashAttentionSuite(bool backward) {
   OpDescriptor d;
   d.name = backward ? "flash_attention_score_grad" : "flash_attention_score";
@@ -96,7 +95,6 @@ OpDescriptor flashAttentionSuite(bool backward) {
   d.run = backward ? RunCall(aclnnFlashAttentionScoreGradV2) : RunCall(aclnnFlashAttentionScoreV2);
   d.bind = [backward](OpCase& c) {
     const FaCase fc = parseFaCase(c.json(), backward);
-    const std::shared_ptr<void> soc = applyCaseSoc(c.json());
     writeDerivedInputs(c, fc);
     if (backward && !fc.expectsRejection) {
       if (fc.fp8) writeFp8Inputs(c, fc);
@@ -106,24 +104,8 @@ OpDescriptor flashAttentionSuite(bool backward) {
         writeGoldenForward(c, fc, faGoldenForward(c, fc));
       }
     }
-    const FaEntryCall entry = backward ? faBackwardCall(c, fc) : faForwardCall(c, fc, "attentionOut");
-    const int64_t heads = fc.checkedHeads();
-    auto golden = std::make_shared<std::vector<FaOutput>>();
-    OpCall call;
-    call.plan = [plan = entry.plan, soc](uint64_t* ws, aclOpExecutor** ex) { return plan(ws, ex); };
-    call.run = entry.run;
-    call.golden = [&c, fc, heads, backward, golden] {
-      if (heads > 0) *golden = faCheckedOutputs(c, fc, backward, /*naive=*/false);
-      if (heads == fc.n1) faStoreGolden(c, *golden);
-    };
-    call.judge = [&c, fc, heads, backward, golden](VerifyRow& row) {
-      if (heads == 0) {
-        row.passed = true;
-        return appendNote(row, "not checked against the golden (check_heads 0)");
-      }
-      if (fc.fp8) return faFp8Judge(c, *golden, row);
-      faJudge(c, *golden, faCheckedOutputs(c, fc, backward, /*naive=*/true), row);
-    };
+    OpCall call = backward ? faBackwardCall(c, fc) : faForwardCall(c, fc, "attentionOut");
+    faBindVerdict(c, fc, backward, call);
     if (c.bench()) addBench(c, fc, backward, call);
     return call;
   };

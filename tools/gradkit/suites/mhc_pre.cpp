@@ -9,7 +9,6 @@
 #include "aclnnop/aclnn_mhc_pre.h"
 #include "aclnnop/aclnn_mhc_pre_v2.h"
 #include "golden/mhc_pre.h"
-#include "harness/case_soc.h"
 #include "harness/case_values.h"
 #include "harness/op_suite.h"
 #include "suites/mhc_suite_common.h"
@@ -61,10 +60,9 @@ OpDescriptor mhcPre() {
   for (const std::string& key : kOutputs) d.tensors.push_back(outputRule(key, mhcDefaults(key)));
   d.bind = [](OpCase& c) {
     const MhcCase mhc = parseMhcCase(c.json());
-    std::shared_ptr<void> soc = applyCaseSoc(c.json());
     OpCall call;
     if (mhc.v2) call.run = aclnnMhcPreV2;
-    call.plan = [&c, mhc, soc](uint64_t* workspaceSize, aclOpExecutor** executor) {
+    call.plan = [&c, mhc](uint64_t* workspaceSize, aclOpExecutor** executor) {
       aclTensor* gamma = mhc.gamma ? c.acl("gamma") : nullptr;
       aclTensor* hRes = mhc.residual != 0 ? c.acl("hRes") : nullptr;
       aclTensor* invRms = mhc.caches ? c.acl("invRms") : nullptr;

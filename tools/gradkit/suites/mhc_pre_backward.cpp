@@ -13,7 +13,6 @@
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_mhc_pre_backward_v2.h"
 #include "golden/mhc_pre.h"
-#include "harness/case_soc.h"
 #include "harness/case_values.h"
 #include "harness/error.h"
 #include "harness/op_suite.h"
@@ -97,12 +96,11 @@ OpDescriptor mhcPreBackward() {
   for (const std::string& key : kOutputs) d.tensors.push_back(outputRule(key, mhcDefaults(key)));
   d.bind = [](OpCase& c) {
     const MhcCase mhc = parseMhcCase(c.json());
-    std::shared_ptr<void> soc = applyCaseSoc(c.json());
     if (mhc.residual == 0) throw HarnessError("mhc_pre_backward: 'residual' \"none\" is forward only");
     writeForwardCaches(c, mhc);
     OpCall call;
     if (mhc.v2) call.run = aclnnMhcPreBackwardV2;
-    call.plan = [&c, mhc, soc](uint64_t* workspaceSize, aclOpExecutor** executor) {
+    call.plan = [&c, mhc](uint64_t* workspaceSize, aclOpExecutor** executor) {
       const aclTensor* gamma = mhc.gamma ? c.acl("gamma") : nullptr;
       const aclTensor* gradXPost = mhc.gradXPost ? c.acl("gradXPost") : nullptr;
       const auto hcEps = static_cast<float>(mhc.hcEps);
