@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 
-#include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "harness/case_file.h"
 #include "harness/case_values.h"
 #include "harness/error.h"
@@ -282,7 +281,6 @@ OpDescriptor seedDescriptor(const SeedCase& sc, const std::string& mode,
   for (TensorRule& rule : d.tensors) {
     if (rule.key == "attentionIn" && mode == "auto_grad") rule.role = Role::kOutput;
   }
-  d.run = aclnnFlashAttentionScoreGradV4;
   d.bind = [&sc, mode, golden, &log](OpCase& c) {
     const FaCase fc = parseFaCase(c.json(), /*backward=*/true);
     writeSeedInputs(c, sc, fc);

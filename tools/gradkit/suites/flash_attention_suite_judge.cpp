@@ -29,7 +29,7 @@ constexpr double kFp8Relative = 0.005;       // spec 5.11's relative threshold
 constexpr double kFp8Floor = 2.4974346e-05;  // fp16(2.5e-5), as upstream stores it
 
 // Stores each output's golden (rounded to its dtype) as OpCase::golden for --dump.
-void storeGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
+void storeCheckedGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
   for (const FaOutput& o : outputs) {
     unsigned char* golden = c.golden(o.key).data();
     for (size_t k = 0; k < o.index.size(); ++k) {
@@ -129,7 +129,7 @@ void faBindVerdict(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
   auto golden = std::make_shared<std::vector<FaOutput>>();
   call.golden = [&c, fc, heads, backward, golden] {
     if (heads > 0) *golden = faCheckedOutputs(c, fc, backward, /*naive=*/false);
-    if (heads == fc.n1) storeGolden(c, *golden);
+    if (heads == fc.n1) storeCheckedGolden(c, *golden);
   };
   call.judge = [&c, fc, heads, backward, golden](VerifyRow& row) {
     if (heads == 0) {

@@ -12,13 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "aclnnop/aclnn_flash_attention_score.h"
-#include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "harness/nested_case_files.h"
 #include "harness/peer.h"
 #include "harness/process_memory.h"
 #include "harness/rows.h"
-#include "harness/view_checks.h"
 #include "suites/flash_attention_seed.h"
 #include "suites/flash_attention_suite.h"
 
@@ -84,7 +81,7 @@ void addBench(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
 }
 
 // Either direction's suite: the inputs the case derives (backward: attentionIn and the statistics too), the entry
-// point, the golden and the verdict.
+// point the case names (its plan and run), the golden and the verdict.
 OpDescriptor flashAttentionSuite(bool backward) {
   OpDescriptor d;
   d.name = backward ? "flash_attention_score_grad" : "flash_attention_score";
@@ -92,7 +89,6 @@ OpDescriptor flashAttentionSuite(bool backward) {
   d.needsShape = false;
   d.gate = Gate::kDoubleBenchmark;
   d.tensors = faTensorRules(backward);
-  d.run = backward ? RunCall(aclnnFlashAttentionScoreGradV2) : RunCall(aclnnFlashAttentionScoreV2);
   d.bind = [backward](OpCase& c) {
     const FaCase fc = parseFaCase(c.json(), backward);
     writeDerivedInputs(c, fc);
