@@ -295,7 +295,7 @@ OpDescriptor seedDescriptor(const SeedCase& sc, const std::string& mode,
     }
     writeGoldenForward(c, fc, (*golden)->forward);
     if (mode == "auto_grad") writeOurForward(c, fc);
-    OpCall call = faBackwardCall(c, fc);
+    OpCall call = faCall(c, fc, /*backward=*/true);
     call.golden = [] {};  // computed above
     call.judge = [&c, &sc, fc, mode, golden, &log](VerifyRow& row) {
       judgeSeedCase(c, sc, fc, mode, **golden, log, row);

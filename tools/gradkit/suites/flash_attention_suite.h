@@ -163,12 +163,11 @@ void faBindVerdict(OpCase& c, const FaCase& fc, bool backward, OpCall& call);
 
 // The entry points (flash_attention_suite_calls.cpp, spec fag.md 2.2).
 /**
- * The forward entry point fc.api (or `api`) writing attention out to `outKey`: the call's plan and run (its
- * GetWorkspaceSize and second phase); throws for an unknown one.
+ * The entry point `api` (default fc.api) of the suite's direction, a forward writing attention out to `forwardOut`:
+ * the call's plan and run (its GetWorkspaceSize and second phase); throws for an unknown one.
  */
-OpCall faForwardCall(OpCase& c, const FaCase& fc, const std::string& outKey, const std::string& api = "");
-/** The backward entry point fc.api, reading attentionIn and the statistics, writing dq, dk, dv. */
-OpCall faBackwardCall(OpCase& c, const FaCase& fc);
+OpCall faCall(OpCase& c, const FaCase& fc, bool backward, const std::string& api = "",
+              const std::string& forwardOut = "attentionOut");
 /** Runs the forward of fc.api's family into attentionIn and the statistics (downloaded); throws when it fails. */
 void writeOurForward(OpCase& c, const FaCase& fc);
 

@@ -100,7 +100,7 @@ OpDescriptor flashAttentionSuite(bool backward) {
         writeGoldenForward(c, fc, faGoldenForward(c, fc));
       }
     }
-    OpCall call = backward ? faBackwardCall(c, fc) : faForwardCall(c, fc, "attentionOut");
+    OpCall call = faCall(c, fc, backward);
     faBindVerdict(c, fc, backward, call);
     if (c.bench()) addBench(c, fc, backward, call);
     return call;
