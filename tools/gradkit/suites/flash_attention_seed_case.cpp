@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <optional>
 
 #include "harness/case_file.h"
@@ -32,9 +31,8 @@ struct SeedCase {
   nlohmann::json suiteCase;  // sizes, dtypes, mask, pse, dropout in suites/flash_attention_suite.h's keys; GradV4
   int64_t fullD = 16;        // the seed's D: the head dim of Q and K with the rope part
   uint64_t dataSeed = 0;
-  std::vector<std::string> modes{"grad_only", "auto_grad"};
-  std::string pending;
-  std::map<std::string, std::string> pendingModes;
+  std::string pending;                                     // the whole case's reason not to run
+  std::vector<std::pair<std::string, std::string>> modes;  // each mode and its reason not to run ("": run it)
   std::string expectFirstKeepBits;
 };
 
@@ -155,13 +153,13 @@ SeedCase parseSeedCase(const json& t) {
                          {"S1", t.value("S1", int64_t{1})},
                          {"S2", t.value("S2", t.value("S1", int64_t{1}))}});
   }
-  if (t.contains("modes")) sc.modes = t["modes"].get<std::vector<std::string>>();
-  for (const std::string& mode : sc.modes) {
+  sc.pending = t.value("pending", std::string());
+  const json pendingModes = t.value("pending_modes", json::object());
+  for (const std::string& mode : t.value("modes", std::vector<std::string>{"grad_only", "auto_grad"})) {
     if (mode != "grad_only" && mode != "auto_grad") throw HarnessError(where + ": unknown mode \"" + mode + "\"");
+    sc.modes.emplace_back(mode, sc.pending.empty() ? pendingModes.value(mode, std::string()) : sc.pending);
   }
   sc.dataSeed = t.value("data_seed", uint64_t{0});
-  sc.pending = t.value("pending", std::string());
-  sc.pendingModes = t.value("pending_modes", std::map<std::string, std::string>{});
   sc.expectFirstKeepBits = t.value("expect_first_keep_bits", std::string());
   return sc;
 }
@@ -328,14 +326,10 @@ std::vector<VerifyRow> runFlashAttentionSeedCases(const std::filesystem::path& f
       std::cout << "flash attention seed case " << sc.name << " PENDING (not run): " << sc.pending << std::endl;
     }
     auto golden = std::make_shared<std::optional<SeedGolden>>();
-    for (const std::string& mode : sc.modes) {
+    for (const auto& [mode, pending] : sc.modes) {
       const std::string what = sc.name + " " + mode;
       nlohmann::json suiteCase = sc.suiteCase;
       suiteCase["name"] = "seed_" + sc.name + "_" + mode;
-      const auto pendingMode = sc.pendingModes.find(mode);
-      const std::string pending = !sc.pending.empty()                    ? sc.pending
-                                  : pendingMode != sc.pendingModes.end() ? pendingMode->second
-                                                                         : "";
       VerifyRow& row = rows.emplace_back();
       row.op = "flash_attention_score_grad";
       row.caseName = suiteCase["name"].get<std::string>();
