@@ -26,4 +26,13 @@ void writeView(OpCase& c, const std::string& key, const std::vector<double>& val
   tensor.upload();
 }
 
+void storeGoldenAt(OpCase& c, const std::string& key, const std::vector<int64_t>& index,
+                   const std::vector<double>& values) {
+  std::vector<unsigned char>& golden = c.golden(key);
+  const TensorSpec& spec = c.spec(key);
+  for (size_t k = 0; k < index.size(); ++k) {
+    if (index[k] < spec.numel()) storeFromDouble(spec.dtype, golden.data(), index[k], values[k]);
+  }
+}
+
 }  // namespace gradkit::cli

@@ -31,4 +31,9 @@ void storeGolden(OpCase& c, const std::string& key, const std::vector<Real>& val
   for (size_t i = 0; i < values.size(); ++i) storeFromDouble(dtype, golden.data(), static_cast<int64_t>(i), values[i]);
 }
 
+/** Stores `values` (rounded to the output's dtype) as the output's golden at the dense elements `index` (those past
+ *  the view are left out: the judge reports them). */
+void storeGoldenAt(OpCase& c, const std::string& key, const std::vector<int64_t>& index,
+                   const std::vector<double>& values);
+
 }  // namespace gradkit::cli

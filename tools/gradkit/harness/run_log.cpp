@@ -1,6 +1,7 @@
 // The time-stamped run log (harness/run_log.h).
 #include "harness/run_log.h"
 
+#include <cstdlib>
 #include <ctime>
 
 #include "harness/error.h"
@@ -20,6 +21,13 @@ void RunLog::line(const std::string& text) {
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", localtime_r(&now, &local));
   out_ << "[" << stamp << "] " << text << std::endl;
+}
+
+std::filesystem::path runLogPath(const char* envVar, const std::optional<std::filesystem::path>& dumpDir,
+                                 const std::string& fileName) {
+  const char* env = std::getenv(envVar);
+  if (env != nullptr && *env != '\0') return env;
+  return dumpDir ? *dumpDir / "run_log.txt" : std::filesystem::temp_directory_path() / fileName;
 }
 
 }  // namespace gradkit::cli

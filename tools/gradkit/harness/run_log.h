@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 namespace gradkit::cli {
@@ -18,5 +19,9 @@ class RunLog {
  private:
   std::ofstream out_;
 };
+
+/** Where a run's log goes: $`envVar` when set, else <dumpDir>/run_log.txt under --dump, else <temp dir>/`fileName`. */
+std::filesystem::path runLogPath(const char* envVar, const std::optional<std::filesystem::path>& dumpDir,
+                                 const std::string& fileName);
 
 }  // namespace gradkit::cli

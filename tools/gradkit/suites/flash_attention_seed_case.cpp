@@ -2,7 +2,6 @@
 // seed draws them, each mode run through OpSuite with the seed's descriptor, judged by the seed's rule and logged.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -36,11 +35,10 @@ struct SeedCase {
   std::string expectFirstKeepBits;
 };
 
-// `count` standard normal values cast to `dtype` (FP8: kept in fp32, quantised by writeFp8Inputs).
+// `count` standard normal values cast to `dtype`.
 std::vector<double> normalValues(NormalStream& normal, int64_t count, aclDataType dtype) {
-  const aclDataType cast = (dtype == ACL_FLOAT8_E5M2 || dtype == ACL_FLOAT8_E4M3FN) ? ACL_FLOAT : dtype;
   std::vector<double> values(static_cast<size_t>(count));
-  for (double& value : values) value = roundToDtype(cast, normal.next());
+  for (double& value : values) value = roundToDtype(dtype, normal.next());
   return values;
 }
 
@@ -169,7 +167,8 @@ SeedCase parseSeedCase(const json& t) {
 // 128 into the rope parts; then the pse, then the mask.
 void writeSeedInputs(OpCase& c, const SeedCase& sc, const FaCase& fc) {
   NormalStream normal(sc.dataSeed ^ hashName(sc.name));
-  const aclDataType dtype = c.spec("query").dtype;
+  // FP8: kept in fp32, quantised by writeFp8Inputs.
+  const aclDataType dtype = fc.fp8 ? ACL_FLOAT : c.spec("query").dtype;
   const golden::FlashAttentionProblem rows = faShapeProblem(fc);
   std::vector<double> q = normalValues(normal, rows.qRows() * sc.fullD, dtype);
   std::vector<double> k = normalValues(normal, rows.kvRows() * sc.fullD, dtype);
@@ -309,12 +308,8 @@ OpDescriptor seedDescriptor(const SeedCase& sc, const std::string& mode,
 // computed once per case.
 std::vector<VerifyRow> runFlashAttentionSeedCases(const std::filesystem::path& file, const VerifyContext& context) {
   const CaseFile cases = loadCaseFile(file);
-  // $GRADKIT_SEED_LOG, else <--dump dir>/run_log.txt, else <temp dir>/gradkit_flash_attention_run_log.txt.
-  const char* env = std::getenv("GRADKIT_SEED_LOG");
   const std::filesystem::path path =
-      env != nullptr && *env != '\0' ? std::filesystem::path(env)
-      : context.dumpDir              ? *context.dumpDir / "run_log.txt"
-                                     : std::filesystem::temp_directory_path() / "gradkit_flash_attention_run_log.txt";
+      runLogPath("GRADKIT_SEED_LOG", context.dumpDir, "gradkit_flash_attention_run_log.txt");
   RunLog log(path);
   std::cout << "flash attention seed cases (" << file.filename().string() << "): run log " << path.string()
             << std::endl;

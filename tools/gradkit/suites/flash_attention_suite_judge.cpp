@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 
+#include "harness/case_values.h"
 #include "harness/compare.h"
 #include "harness/elements.h"
 #include "harness/error.h"
@@ -27,16 +28,6 @@ constexpr double kFp8RelL2Gate = 1e-3;       // measured <= 1.5e-4 on the op tes
 constexpr double kFp8RelMaxGate = 0.02;      // of the largest golden value; measured <= 1.7e-3
 constexpr double kFp8Relative = 0.005;       // spec 5.11's relative threshold
 constexpr double kFp8Floor = 2.4974346e-05;  // fp16(2.5e-5), as upstream stores it
-
-// Stores each output's golden (rounded to its dtype) as OpCase::golden for --dump.
-void storeCheckedGolden(OpCase& c, const std::vector<FaOutput>& outputs) {
-  for (const FaOutput& o : outputs) {
-    unsigned char* golden = c.golden(o.key).data();
-    for (size_t k = 0; k < o.index.size(); ++k) {
-      if (o.index[k] < c.spec(o.key).numel()) storeFromDouble(c.spec(o.key).dtype, golden, o.index[k], o.values[k]);
-    }
-  }
-}
 
 // The double benchmark: row.passed, bitExact, errors and a note per failing output.
 void judge(OpCase& c, const std::vector<FaOutput>& goldens, const std::vector<FaOutput>& naives, VerifyRow& row) {
@@ -129,7 +120,8 @@ void faBindVerdict(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
   auto golden = std::make_shared<std::vector<FaOutput>>();
   call.golden = [&c, fc, heads, backward, golden] {
     if (heads > 0) *golden = faCheckedOutputs(c, fc, backward, /*naive=*/false);
-    if (heads == fc.n1) storeCheckedGolden(c, *golden);
+    if (heads < fc.n1) return;
+    for (const FaOutput& o : *golden) storeGoldenAt(c, o.key, o.index, o.values);  // for --dump
   };
   call.judge = [&c, fc, heads, backward, golden](VerifyRow& row) {
     if (heads == 0) {
