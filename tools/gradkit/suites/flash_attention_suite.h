@@ -50,6 +50,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -170,5 +171,9 @@ OpCall faCall(OpCase& c, const FaCase& fc, bool backward, const std::string& api
               const std::string& forwardOut = "attentionOut");
 /** Runs the forward of fc.api's family into attentionIn and the statistics (downloaded); throws when it fails. */
 void writeOurForward(OpCase& c, const FaCase& fc);
+
+// The seed's cases (flash_attention_seed_case.cpp, which documents the seed's keys).
+/** Runs the seed case file `file`: a row "seed_<name>_<mode>" per case and mode (harness/nested_case_files.h). */
+std::vector<VerifyRow> runFlashAttentionSeedCases(const std::filesystem::path& file, const VerifyContext& context);
 
 }  // namespace gradkit::cli

@@ -2,7 +2,7 @@
 // suites/flash_attention_suite.h): each case through the entry point it names, judged against golden/flash_attention
 // (flash_attention_suite_judge.cpp). The backward's attentionIn and statistics are the golden forward's, rounded as the
 // op takes them, so that only the backward is measured ("auto": our forward's). The backward's entry "seed_cases"
-// runs the seed's six cases (suites/flash_attention_seed.h).
+// runs the seed's six cases (suites/flash_attention_seed_case.cpp).
 // Bench: GFLOP/s with FLOPs 2 * (D + D_V) (forward) or 6 * D + 4 * D_V (backward) per unmasked (i, j) pair and head,
 // the roofline ratio on the GEMM peak of the query's dtype, the peak RSS of the timed runs, and PyTorch's
 // scaled_dot_product_attention (its flash kernel; the math path for dropout and pse); a backward row's "compare_to"
@@ -16,7 +16,6 @@
 #include "harness/peer.h"
 #include "harness/process_memory.h"
 #include "harness/rows.h"
-#include "suites/flash_attention_seed.h"
 #include "suites/flash_attention_suite.h"
 
 namespace gradkit::cli {
