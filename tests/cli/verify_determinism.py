@@ -8,6 +8,7 @@ Usage: verify_determinism.py GRADKIT_CLI [--threads 1,2,3,8] [--op NAME] [--env 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,7 @@ def run_verify(cli, threads, op, extra_env, directory):
     result = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "(no output)"
     print(f"threads {threads}: {summary}")
-    if result.returncode != 0:
+    if result.returncode != 0 or not re.match(r"[1-9][0-9]* passed, 0 failed(, [0-9]+ skipped)?$", summary):
         print(result.stdout[-4000:])
         return None
     with open(path) as handle:
