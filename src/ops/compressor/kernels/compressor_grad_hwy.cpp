@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/hwy_lanes-inl.h"
 #include "hwy/highway.h"
 #include "ops/compressor/kernels/compressor_grad_kernel.h"
 
@@ -17,14 +18,6 @@ namespace gradkit::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
-
-// x86 converts FLOAT16 exactly (RNE, NaN and Inf kept, as floatToHalf / halfToFloat) from AVX2 on (F16C); Highway
-// 1.0.3 emulates the conversion by truncation on older targets, which therefore run the scalar kernels for FLOAT16.
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-constexpr bool kExactHalf = true;
-#else
-constexpr bool kExactHalf = false;
-#endif
 
 /** Lanes i.. of a FLOAT16 (kHalf) or BF16 buffer widened exactly, NaN quieted as bf16ToFloat / halfToFloat do. */
 template <bool kHalf, class D>

@@ -13,6 +13,7 @@
 
 #include <type_traits>
 
+#include "core/hwy_lanes-inl.h"  // kExactHalf: whether this target converts fp16 exactly
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -23,16 +24,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 /** Element formats the masked kernels read and write. */
 enum Format : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
-
-/**
- * True where this target converts fp16 exactly (RNE, NaN and Inf kept): x86 from AVX2 on (F16C). Highway 1.0.3
- * emulates fp16 on SSE4 and below by truncation without NaN/Inf handling, so those targets use the scalar kernels.
- */
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-inline constexpr bool kExactHalf = true;
-#else
-inline constexpr bool kExactHalf = false;
-#endif
 
 /** The most f32 lanes one vector may have here (the lane-bit table's length and the bits of a uint32). */
 inline constexpr size_t kMaxLanes = 16;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/hwy_lanes-inl.h"
 #include "hwy/highway.h"
 #include "ops/mhc/kernels/mhc_pre_backward_kernel.h"
 
@@ -20,14 +21,6 @@ namespace gradkit::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
-
-// x86 converts fp16 exactly (RNE, NaN and Inf kept) from AVX2 on (F16C); Highway 1.0.3 emulates it by truncation on
-// older targets, which therefore run the scalar kernels for fp16.
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-constexpr bool kExactHalf = true;
-#else
-constexpr bool kExactHalf = false;
-#endif
 
 /**
  * BF16 rounding in the integer unit: lanes whose high 16 bits are the bf16 of v, rounded to nearest even (lsb +
@@ -92,17 +85,6 @@ HWY_INLINE void StoreNarrow(D d, hn::Vec<D> v, void* base, size_t i) {
     const hn::RebindToSigned<D> di;  // the high halves as non-negative int32: DemoteTo then keeps them
     hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(rounded))), d16, at);
   }
-}
-
-/** roundToHf32 (core/hf32.h) on every lane: + 0x800 then clear the low 12 bits, Inf and NaN unchanged. */
-template <class D>
-HWY_INLINE hn::Vec<D> RoundHf32(D d, hn::Vec<D> v) {
-  const hn::RebindToUnsigned<D> du;
-  const auto bits = hn::BitCast(du, v);
-  const auto exponent = hn::Set(du, 0x7F800000u);
-  const auto special = hn::Eq(hn::And(bits, exponent), exponent);
-  const auto rounded = hn::And(hn::Add(bits, hn::Set(du, 0x800u)), hn::Set(du, ~0xFFFu));
-  return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
 }
 
 template <bool kHalf>

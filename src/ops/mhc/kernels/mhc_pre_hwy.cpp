@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/hwy_lanes-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/mhc/kernels/mhc_pre_kernel.h"
@@ -68,17 +69,6 @@ HWY_INLINE auto Narrow(V8 v) {
     const hn::RebindToSigned<D8> di;
     return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(Bf16Rounded(D8(), v))));
   }
-}
-
-/** HF32 rounding of every finite lane (core/hf32.h's rule: add half of the 12 dropped bits, clear them). */
-template <class D>
-HWY_INLINE hn::Vec<D> RoundHf32(D d, hn::Vec<D> v) {
-  const hn::RebindToUnsigned<D> du;
-  const auto bits = hn::BitCast(du, v);
-  const auto exponent = hn::Set(du, 0x7F800000u);
-  const auto special = hn::Eq(hn::And(bits, exponent), exponent);
-  const auto rounded = hn::And(hn::Add(bits, hn::Set(du, 0x800u)), hn::Set(du, ~0xFFFu));
-  return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
 }
 
 /** xg of one vector: v * gamma (kGamma; `gamma` holds its 8 values), HF32-rounded (kHf32, opImplMode 1). */

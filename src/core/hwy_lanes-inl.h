@@ -1,0 +1,42 @@
+// Per-target numeric facts the Highway kernels of every operator share: whether the target converts FLOAT16 exactly,
+// and core/hf32.h's HF32 rounding on vector lanes. Included once per Highway target (foreach_target) inside the
+// including file's namespace chain, hence the toggle guard; it defines them in gradkit::kernels::HWY_NAMESPACE.
+#if defined(GRADKIT_CORE_HWY_LANES_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef GRADKIT_CORE_HWY_LANES_INL_H_
+#undef GRADKIT_CORE_HWY_LANES_INL_H_
+#else
+#define GRADKIT_CORE_HWY_LANES_INL_H_
+#endif
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace gradkit::kernels::HWY_NAMESPACE {
+
+/**
+ * True where this target converts FLOAT16 exactly (RNE, NaN and Inf kept, as floatToHalf / halfToFloat): x86 from
+ * AVX2 on (F16C). Highway 1.0.3 emulates the conversion by truncation on older targets, which therefore run the
+ * scalar kernels for FLOAT16.
+ */
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+inline constexpr bool kExactHalf = true;
+#else
+inline constexpr bool kExactHalf = false;
+#endif
+
+/** roundToHf32 (core/hf32.h) on every lane: + 0x800 then clear the low 12 bits, Inf and NaN unchanged. */
+template <class D>
+HWY_INLINE hwy::HWY_NAMESPACE::Vec<D> RoundHf32(D d, hwy::HWY_NAMESPACE::Vec<D> v) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto exponent = hn::Set(du, 0x7F800000u);
+  const auto special = hn::Eq(hn::And(bits, exponent), exponent);
+  const auto rounded = hn::And(hn::Add(bits, hn::Set(du, 0x800u)), hn::Set(du, ~0xFFFu));
+  return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
+}
+
+}  // namespace gradkit::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard
