@@ -107,6 +107,7 @@ Gemm::Gemm(const GemmShape& shapeIn, int slots) : impl_(std::make_unique<Impl>()
   s.slots = std::max(slots, 1);
   GemmShape& g = s.shape;
   if (const std::string problem = completeGemmShape(g); !problem.empty()) reject(problem);
+  if (g.sums != GemmSums::Sequential) reject("expected Sequential sums (Bf16Pairs is TileGemm's)");
   if (g.m == 0 || g.n == 0 || g.k == 0) return;  // handled in run() without oneDNN
 
   s.aExtent = gemmExtentA(g);

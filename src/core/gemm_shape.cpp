@@ -20,6 +20,7 @@ std::string completeGemmShape(GemmShape& g) {
   if (g.inputType != ACL_FLOAT && g.inputType != ACL_BF16) {
     return "expected inputType FLOAT or BF16, given " + std::to_string(static_cast<int>(g.inputType));
   }
+  if (g.sums == GemmSums::Bf16Pairs && g.inputType != ACL_BF16) return "expected BF16 operands for Bf16Pairs sums";
   const int64_t aRowLength = g.transA ? g.m : g.k;
   const int64_t bRowLength = g.transB ? g.k : g.n;
   if (g.lda == 0) g.lda = std::max<int64_t>(aRowLength, 1);

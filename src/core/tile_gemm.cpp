@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/kernel_select.h"
+#include "core/tile_path.h"
 
 namespace gradkit {
 namespace {
@@ -53,7 +54,9 @@ void scalarTyped(const TileGemmShape& s, const T* a, const T* b, float* c) {
 namespace tile_gemm_detail {
 
 void runScalar(const TileGemmShape& shape, const void* a, const void* b, float* c) {
-  if (shape.inputType == ACL_BF16) {
+  if (shape.sums == GemmSums::Bf16Pairs) {
+    runScalarBf16Pairs(shape, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), c);
+  } else if (shape.inputType == ACL_BF16) {
     scalarTyped(shape, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), c);
   } else {
     scalarTyped(shape, static_cast<const float*>(a), static_cast<const float*>(b), c);
@@ -78,12 +81,18 @@ TileGemm::TileGemm(const TileGemmShape& shapeIn) : shape_(shapeIn) {
   if (!std::isfinite(g.beta)) reject("expected a finite beta");
   scalar_ = scalarKernelsForced();
   if (g.m == 0 || g.n == 0 || g.k == 0 || scalar_) return;  // no scratch
+  if (g.sums == GemmSums::Bf16Pairs) {                      // the hardware kernel or the scalar emulation (no scratch)
+    bf16PairsHardware_ = cpuMatrixFeatures().avx512bf16;
+    if (bf16PairsHardware_) scratchBytes_ = tile_gemm_detail::bf16PairsScratchBytes(g);
+    return;
+  }
   // Enough for the target dispatched now and for every other x86 target (tests switch targets).
   scratchBytes_ = std::max(tile_gemm_detail::simdScratchBytes(g), tile_gemm_detail::portableScratchBytes(g));
 }
 
 const char* TileGemm::kernelName() const {
   if (scalar_ || shape_.m == 0 || shape_.n == 0 || shape_.k == 0) return "scalar";
+  if (shape_.sums == GemmSums::Bf16Pairs) return bf16PairsHardware_ ? "AVX512-BF16 pairs" : "scalar pairs";
   return tile_gemm_detail::simdKernelName(shape_, scratchBytes_);
 }
 
@@ -100,7 +109,14 @@ void TileGemm::run(const void* a, const void* b, float* c, void* scratch) const 
     }
     return;
   }
-  if (!scalar_ && tile_gemm_detail::runSimd(g, a, b, c, scratch, scratchBytes_)) return;
+  if (bf16PairsHardware_) {
+    tile_gemm_detail::runAvx512Bf16Pairs(g, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), c,
+                                         scratch);
+    return;
+  }
+  if (!scalar_ && g.sums == GemmSums::Sequential && tile_gemm_detail::runSimd(g, a, b, c, scratch, scratchBytes_)) {
+    return;
+  }
   tile_gemm_detail::runScalar(g, a, b, c);
 }
 

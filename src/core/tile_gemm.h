@@ -15,6 +15,9 @@
 // the ISA, the thread or the run: the Highway kernels (targets with native FMA) are bit-identical with the
 // scalar reference; targets without FMA (SSSE3, SSE4, EMU128, SCALAR) run the scalar reference.
 //
+// Bf16Pairs sums (core/gemm_shape.h) change only the summation order: the AVX512-BF16 kernel where the CPU has it,
+// else its scalar emulation (same bits; GRADKIT_FORCE_SCALAR=1 forces the emulation).
+//
 // Kernels: a Highway register-blocked micro-kernel (rows x 2 vectors of C in registers, op(B) packed into
 // column panels and op(A) into row panels in the scratch, dynamic dispatch) and the plain scalar reference
 // (GRADKIT_FORCE_SCALAR=1, see core/kernel_select.h).
@@ -48,13 +51,15 @@ class TileGemm {
   /** The shape with leading dims filled in. */
   const TileGemmShape& shape() const { return shape_; }
 
-  /** The kernel run() uses: "scalar" or the Highway target's name (e.g. "AVX2"). */
+  /** The kernel run() uses: "scalar", the Highway target's name (e.g. "AVX2"), "AVX512-BF16 pairs" or
+   *  "scalar pairs". */
   const char* kernelName() const;
 
  private:
   TileGemmShape shape_;
   size_t scratchBytes_ = 0;
   bool scalar_ = false;
+  bool bf16PairsHardware_ = false;  // Bf16Pairs sums on a CPU with AVX512-BF16
 };
 
 namespace tile_gemm_detail {
@@ -73,8 +78,17 @@ bool runSimd(const TileGemmShape& shape, const void* a, const void* b, float* c,
 /** The name of the target runSimd dispatches to, or "scalar" when it would return false. */
 const char* simdKernelName(const TileGemmShape& shape, size_t scratchBytes);
 
-/** The scalar reference kernel (no scratch). */
+/** The scalar reference kernel (no scratch); Bf16Pairs sums run runScalarBf16Pairs. */
 void runScalar(const TileGemmShape& shape, const void* a, const void* b, float* c);
+
+/** Scratch bytes of runAvx512Bf16Pairs (core/tile_gemm_bf16_pairs.cpp). */
+size_t bf16PairsScratchBytes(const TileGemmShape& shape);
+
+/** The scalar emulation of VDPBF16PS sums (GemmSums::Bf16Pairs), no scratch. */
+void runScalarBf16Pairs(const TileGemmShape& shape, const uint16_t* a, const uint16_t* b, float* c);
+
+/** The AVX512-BF16 kernel of Bf16Pairs sums: only on a CPU with AVX512-BF16 (cpuMatrixFeatures), k > 0. */
+void runAvx512Bf16Pairs(const TileGemmShape& shape, const uint16_t* a, const uint16_t* b, float* c, void* scratch);
 
 }  // namespace tile_gemm_detail
 

@@ -42,7 +42,7 @@ CpuMatrixFeatures detect() {
 CpuMatrixFeatures detect() { return {}; }
 #endif
 
-enum class Request { Auto, Highway, Native };
+enum class Request { Auto, Highway, Native, NativePairs };
 
 Request requested(bool* understood) {
   const char* value = std::getenv("GRADKIT_TILE");
@@ -50,6 +50,7 @@ Request requested(bool* understood) {
   if (value == nullptr || value[0] == '\0' || std::strcmp(value, "auto") == 0) return Request::Auto;
   if (std::strcmp(value, "highway") == 0) return Request::Highway;
   if (std::strcmp(value, "native") == 0) return Request::Native;
+  if (std::strcmp(value, "native-pairs") == 0) return Request::NativePairs;
   *understood = false;
   return Request::Auto;
 }
@@ -57,18 +58,21 @@ Request requested(bool* understood) {
 TilePathChoice chooseBf16(ProductEngine engine) {
   bool understood = true;
   const Request request = requested(&understood);
-  const std::string ignored = understood ? "" : "; GRADKIT_TILE is not highway|native|auto: ignored";
-  if (request == Request::Highway) return {TilePath::Highway, "forced by GRADKIT_TILE=highway"};
-  if (request == Request::Native) return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native"};
+  const std::string ignored = understood ? "" : "; GRADKIT_TILE is not highway|native|native-pairs|auto: ignored";
   const CpuMatrixFeatures& f = cpuMatrixFeatures();
+  const GemmSums hardwareSums = f.avx512bf16 ? GemmSums::Bf16Pairs : GemmSums::Sequential;
+  if (request == Request::Highway) return {TilePath::Highway, "forced by GRADKIT_TILE=highway"};
+  if (request == Request::Native) return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native", hardwareSums};
+  if (request == Request::NativePairs) {
+    return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native-pairs", GemmSums::Bf16Pairs};
+  }
   if (!f.amxBf16 && !f.avx512bf16) {
     return {TilePath::Highway, "the CPU has no bf16 products: no AVX512-BF16, no AMX-BF16" + ignored};
   }
   const std::string unit = f.amxBf16 ? "AMX-BF16" : "AVX512-BF16";
   if (engine == ProductEngine::Gemm) return {TilePath::NativeBf16, "oneDNN multiplies bf16 on " + unit + ignored};
-  // TileGemm has no kernel using the unit yet: its bf16 products run at the fp32 rate, and rounding P / dS would cost
-  // precision for nothing.
-  return {TilePath::Highway, "the CPU has " + unit + ", but TileGemm has no kernel using it yet" + ignored};
+  // TileGemm's bf16 kernel is VDPBF16PS (AMX CPUs have it too): twice the fp32 FMA rate.
+  return {TilePath::NativeBf16, "TileGemm multiplies bf16 pairs with AVX512-BF16" + ignored, GemmSums::Bf16Pairs};
 }
 
 }  // namespace

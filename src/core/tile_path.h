@@ -7,15 +7,19 @@
 //               Which kernel multiplies is TileGemm's or Gemm's business; on a CPU without bf16 products both
 //               compute the same exact products at the fp32 rate, so the path runs (and is tested) everywhere.
 //               Auto picks it where the engine has a bf16 hardware kernel: Gemm (oneDNN 2.6) on AVX512-BF16 and
-//               AMX-BF16; TileGemm has none yet.
+//               AMX-BF16, TileGemm (VDPBF16PS, summed in its pairs: GemmSums::Bf16Pairs) on AVX512-BF16.
 //
-// GRADKIT_TILE=highway|native|auto forces a path for bf16 ops (read once; "native" applies to bf16 only, fp32 and
-// fp16 always take Highway). Ops read the choice in their plan and record it there; the run does not ask again.
+// GRADKIT_TILE=highway|native|native-pairs|auto forces a path for bf16 ops (read once; the native ones apply to bf16
+// only, fp32 and fp16 always take Highway). "native" sums TileGemm's products in pairs where the CPU has AVX512-BF16
+// and in order elsewhere; "native-pairs" sums them in pairs everywhere (TileGemm's scalar emulation where the CPU
+// lacks the instruction: slow, for tests). Ops read the choice in their plan and record it there; the run does not ask
+// again.
 #pragma once
 
 #include <string>
 
 #include "acl/acl_base.h"
+#include "core/gemm_shape.h"
 
 namespace gradkit {
 
@@ -40,6 +44,7 @@ enum class ProductEngine { TileGemm, Gemm };
 struct TilePathChoice {
   TilePath path = TilePath::Highway;
   std::string reason;
+  GemmSums tileSums = GemmSums::Sequential;  // TileGemm's sums on the native path
 };
 
 /** The path products with `inputType` operands on `engine` take in this process (the same answer on every call). */

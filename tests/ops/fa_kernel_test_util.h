@@ -52,7 +52,8 @@ struct FaCase {
   FaDropoutKind dropout = FaDropoutKind::None;
   float keepProb = 0.8f;
   uint32_t seed = 1;
-  TilePath tilePath = TilePath::Highway;  // NativeBf16: bf16 operands, P and dS rounded (bf16 inputs)
+  TilePath tilePath = TilePath::Highway;     // NativeBf16: bf16 operands, P and dS rounded (bf16 inputs)
+  GemmSums tileSums = GemmSums::Sequential;  // of the native path's products (Bf16Pairs: VDPBF16PS's order)
 };
 
 inline float loadElement(const void* data, aclDataType dtype, int64_t index) {
@@ -186,6 +187,7 @@ inline std::unique_ptr<FaData> makeData(const FaCase& c) {
   p.band = c.band;
   p.maskTensor = c.maskTensor;
   p.tilePath = c.tilePath;
+  p.tileSums = c.tileSums;
 
   x.q = makeTensor(c, g, c.dtype, c.n1, false, c.d);
   x.k = makeTensor(c, g, c.dtype, c.n2, true, c.d);

@@ -13,36 +13,47 @@
 namespace gradkit::test::fa {
 namespace {
 
-// The native-bf16 tile path (GRADKIT_TILE=native; fa_kernel.h FaProblem::tilePath) on the cases that exercise
-// its operand loading: bf16 in (in place and copied), rope columns, GQA, tails, strided and TND views, dropout.
-TEST(FaKernels, NativeBf16Path) {
+/**
+ * The native-bf16 tile path (GRADKIT_TILE=native; fa_kernel.h FaProblem::tilePath) on the cases that exercise its
+ * operand loading: bf16 in (in place and copied), rope columns, GQA, tails, strided and TND views, dropout; with
+ * `sums` Sequential (the Highway tile kernels) or Bf16Pairs (VDPBF16PS's order: the AVX512-BF16 kernel or its
+ * scalar emulation).
+ */
+void checkNativeCases(GemmSums sums) {
+  const std::string tag = sums == GemmSums::Bf16Pairs ? " (pairs)" : "";
   FaCase c = base();
   c.dtype = ACL_BF16;
   c.outDtype = ACL_BF16;
   c.tilePath = TilePath::NativeBf16;
-  checkCase(c, "native bf16");
+  c.tileSums = sums;
+  checkCase(c, "native bf16" + tag);
   c.outDtype = ACL_FLOAT;
   c.bsnd = true;
   c.n1 = 4;
   c.n2 = 2;
   c.dv = 24;
-  checkCase(c, "native bf16 in, fp32 out, gqa");
+  checkCase(c, "native bf16 in, fp32 out, gqa" + tag);
   c.outDtype = ACL_BF16;
   c.colStride = 2;
   c.dRope = 8;
   c.dropout = FaDropoutKind::Philox;
-  checkCase(c, "native strided rope dropout");
+  checkCase(c, "native strided rope dropout" + tag);
   FaCase t = base();
   t.dtype = ACL_BF16;
   t.outDtype = ACL_BF16;
   t.tilePath = TilePath::NativeBf16;
+  t.tileSums = sums;
   t.tnd = true;
   t.lengths = {{20, 30}, {0, 40}, {25, 0}, {230, 400}};
   t.band = true;
   t.bandRight = 0;
   t.pse = FaPseKind::Slope;
-  checkCase(t, "native tnd causal slopes, several key blocks");
+  checkCase(t, "native tnd causal slopes, several key blocks" + tag);
 }
+
+TEST(FaKernels, NativeBf16Path) { checkNativeCases(GemmSums::Sequential); }
+
+TEST(FaKernels, NativeBf16PathInPairs) { checkNativeCases(GemmSums::Bf16Pairs); }
 
 /** Root mean square of a - b over the forward's out (fp32 out). */
 double rmsDifference(const FaData& x, const std::vector<double>& reference) {
@@ -100,15 +111,19 @@ TEST(FaKernels, NativeBf16PathMultipliesRoundedProbabilities) {
       }
     }
   }
-  for (const TilePath path : {TilePath::Highway, TilePath::NativeBf16}) {
-    c.tilePath = path;
-    auto data = makeData(c);
-    FaData& x = *data;
-    runForward(x, 2, kernels::faKernels());
-    const double own = rmsDifference(x, path == TilePath::NativeBf16 ? roundedChain : exactChain);
-    const double other = rmsDifference(x, path == TilePath::NativeBf16 ? exactChain : roundedChain);
-    EXPECT_LT(own, 0.1 * other) << tilePathName(path) << ": rms " << own << " from its chain, " << other
-                                << " from the other";
+  for (const GemmSums sums : {GemmSums::Sequential, GemmSums::Bf16Pairs}) {
+    for (const TilePath path : {TilePath::Highway, TilePath::NativeBf16}) {
+      if (path == TilePath::Highway && sums == GemmSums::Bf16Pairs) continue;
+      c.tilePath = path;
+      c.tileSums = sums;
+      auto data = makeData(c);
+      FaData& x = *data;
+      runForward(x, 2, kernels::faKernels());
+      const double own = rmsDifference(x, path == TilePath::NativeBf16 ? roundedChain : exactChain);
+      const double other = rmsDifference(x, path == TilePath::NativeBf16 ? exactChain : roundedChain);
+      EXPECT_LT(own, 0.1 * other) << tilePathName(path) << (sums == GemmSums::Bf16Pairs ? " (pairs)" : "") << ": rms "
+                                  << own << " from its chain, " << other << " from the other";
+    }
   }
 }
 
@@ -121,6 +136,9 @@ TEST(FaKernelBits, NativeBf16SameForAnyThreadCountAndTable) {
   FaCase t = bitsTndMaskRopeCase();
   t.tilePath = TilePath::NativeBf16;
   checkBits(t, "native bf16 tnd mask rope");
+  c.tileSums = t.tileSums = GemmSums::Bf16Pairs;
+  checkBits(c, "native bf16 band pse dropout, pairs");
+  checkBits(t, "native bf16 tnd mask rope, pairs");
 }
 
 }  // namespace

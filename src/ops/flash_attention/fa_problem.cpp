@@ -207,7 +207,11 @@ FaProblem faProblemOf(const FaCall& call) {
   problem.dv = sizes.dv;
   problem.scale = static_cast<float>(call.scaleValue);
   // The tile path is chosen once per process (core/tile_path.h); bf16 inputs may take the native one.
-  if (call.query->dtype == ACL_BF16) problem.tilePath = chooseTilePath(ACL_BF16).path;
+  if (call.query->dtype == ACL_BF16) {
+    const TilePathChoice choice = chooseTilePath(ACL_BF16);
+    problem.tilePath = choice.path;
+    problem.tileSums = choice.tileSums;
+  }
 
   // Padded: every batch has S1 / S2 rows from row 0; TND: the lengths, each batch starting where the last ended.
   problem.batches.resize(static_cast<size_t>(sizes.b));

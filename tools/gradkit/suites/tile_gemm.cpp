@@ -6,6 +6,8 @@
 //   "m", "n", "k":           the tile shape
 //   "transA", "transB":      operand layouts (A stored [K, M], B stored [N, K]); default false
 //   "alpha", "beta":         default 1 and 0 (verify only; bench uses 1 and 0)
+//   "sums":                  "sequential" (default) or "bf16_pairs" (GemmSums::Bf16Pairs: bf16 only; the AVX512-BF16
+//                            kernel where the CPU has it, else the scalar emulation)
 //   "kernel" (bench only):   "tile" (TileGemm, the kept kernel) or "onednn" (candidate: a oneDNN matmul
 //                            primitive created once, run with pre-built stream and memory objects on one thread;
 //                            bf16 is widened to fp32 first where oneDNN 2.6 has only its reference bf16 kernel)
@@ -52,6 +54,11 @@ TileGemmShape parseShape(const json& testCase) {
   const std::string dtype = testCase.value("dtype", std::string("fp32"));
   s.inputType = parseDtypeOrThrow(dtype, "dtype");
   if (s.inputType != ACL_FLOAT && s.inputType != ACL_BF16) throw HarnessError("tile_gemm dtypes: fp32, bf16");
+  const std::string sums = testCase.value("sums", std::string("sequential"));
+  if (sums != "sequential" && sums != "bf16_pairs") {
+    throw HarnessError("sums: expected \"sequential\" or \"bf16_pairs\", given \"" + sums + "\"");
+  }
+  if (sums == "bf16_pairs") s.sums = GemmSums::Bf16Pairs;
   return s;
 }
 

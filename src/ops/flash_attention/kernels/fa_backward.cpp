@@ -45,26 +45,26 @@ struct BackwardSlot {
 
 struct Dims {
   int64_t dq, dv, group;
-  aclDataType type;  // of the tile products' operands (faProductType)
+  FaOperands operands;  // of the tile products
 };
 
-Dims dimsOf(const FaProblem& p) { return {p.d + p.dRope, p.dv, p.n2 > 0 ? p.n1 / p.n2 : 1, faProductType(p)}; }
+Dims dimsOf(const FaProblem& p) { return {p.d + p.dRope, p.dv, p.n2 > 0 ? p.n1 / p.n2 : 1, faOperands(p)}; }
 
 // The five tile products at full tile size (tails shrink m, n or k).
 GemmShape scoreGemm(const Dims& d) {
-  return faProduct(kRows, kCols, d.dq, false, true, d.dq, d.dq, kCols, d.type, false);
+  return faProduct(kRows, kCols, d.dq, false, true, d.dq, d.dq, kCols, d.operands, false);
 }
 GemmShape dValueGemm(const Dims& d) {
-  return faProduct(kCols, d.dv, kRows, true, false, kCols, d.dv, d.dv, d.type, true);
+  return faProduct(kCols, d.dv, kRows, true, false, kCols, d.dv, d.dv, d.operands, true);
 }
 GemmShape dProbGemm(const Dims& d) {
-  return faProduct(kRows, kCols, d.dv, false, true, d.dv, d.dv, kCols, d.type, false);
+  return faProduct(kRows, kCols, d.dv, false, true, d.dv, d.dv, kCols, d.operands, false);
 }
 GemmShape dKeyGemm(const Dims& d) {
-  return faProduct(kCols, d.dq, kRows, true, false, kCols, d.dq, d.dq, d.type, true);
+  return faProduct(kCols, d.dq, kRows, true, false, kCols, d.dq, d.dq, d.operands, true);
 }
 GemmShape dQueryGemm(const Dims& d) {
-  return faProduct(kRows, d.dq, kCols, false, false, kCols, d.dq, d.dq, d.type, true);
+  return faProduct(kRows, d.dq, kCols, false, false, kCols, d.dq, d.dq, d.operands, true);
 }
 
 BackwardSlot carveSlot(const FaProblem& p, FaArena& arena) {
@@ -196,10 +196,10 @@ class Backward {
     KeyRows keys;
     keys.c0 = c0;
     keys.cols = cols;
-    keys.k = faOperandRows(dims_.type, io_.k, io_.kRope, p_.d, p_.dRope, task.b, task.n2, batch.kvFirst + c0, cols,
-                           slot.k, &keys.ldk);
-    keys.v = faOperandRows(dims_.type, io_.v, FaView{}, dims_.dv, 0, task.b, task.n2, batch.kvFirst + c0, cols, slot.v,
-                           &keys.ldv);
+    keys.k = faOperandRows(dims_.operands.type, io_.k, io_.kRope, p_.d, p_.dRope, task.b, task.n2, batch.kvFirst + c0,
+                           cols, slot.k, &keys.ldk);
+    keys.v = faOperandRows(dims_.operands.type, io_.v, FaView{}, dims_.dv, 0, task.b, task.n2, batch.kvFirst + c0, cols,
+                           slot.v, &keys.ldv);
     std::fill(slot.dk, slot.dk + cols * dims_.dq, 0.0f);
     std::fill(slot.dv, slot.dv + cols * dims_.dv, 0.0f);
     int64_t first = 0, last = 0;
@@ -224,8 +224,8 @@ class Backward {
                     KeyRows sub = keys;
                     sub.c0 = lo;
                     sub.cols = width;
-                    sub.k = faAdvance(keys.k, (lo - keys.c0) * keys.ldk, dims_.type);
-                    sub.v = faAdvance(keys.v, (lo - keys.c0) * keys.ldv, dims_.type);
+                    sub.k = faAdvance(keys.k, (lo - keys.c0) * keys.ldk, dims_.operands.type);
+                    sub.v = faAdvance(keys.v, (lo - keys.c0) * keys.ldv, dims_.operands.type);
                     tilePart(task, batch, n1, r0 + offset, height, part, sub, lo - keys.c0, slot);
                   });
   }
@@ -236,10 +236,10 @@ class Backward {
     const int64_t c0 = keys.c0, cols = keys.cols;
     const int64_t dq = dims_.dq, dv = dims_.dv, ld = kCols;
     int64_t ldq = 0, ldy = 0;
-    const void* q =
-        faOperandRows(dims_.type, io_.q, io_.qRope, p_.d, p_.dRope, task.b, n1, batch.qFirst + r0, rows, slot.q, &ldq);
+    const void* q = faOperandRows(dims_.operands.type, io_.q, io_.qRope, p_.d, p_.dRope, task.b, n1, batch.qFirst + r0,
+                                  rows, slot.q, &ldq);
     const void* dy =
-        faOperandRows(dims_.type, io_.dy, FaView{}, dv, 0, task.b, n1, batch.qFirst + r0, rows, slot.dy, &ldy);
+        faOperandRows(dims_.operands.type, io_.dy, FaView{}, dv, 0, task.b, n1, batch.qFirst + r0, rows, slot.dy, &ldy);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t at = batch.statsBase + n1 * batch.statsHeadStride + (r0 + r) * batch.statsRowStride;
       slot.rowMax[r] = io_.softmaxMax[at];

@@ -39,11 +39,11 @@ struct ForwardSlot {
 
 GemmShape scoreGemm(const FaProblem& p) {
   const int64_t dq = p.d + p.dRope;
-  return faProduct(kRows, kCols, dq, false, true, dq, dq, kCols, faProductType(p), false);
+  return faProduct(kRows, kCols, dq, false, true, dq, dq, kCols, faOperands(p), false);
 }
 
 GemmShape valueGemm(const FaProblem& p) {
-  return faProduct(kRows, p.dv, kCols, false, false, kCols, p.dv, p.dv, faProductType(p), true);
+  return faProduct(kRows, p.dv, kCols, false, false, kCols, p.dv, p.dv, faOperands(p), true);
 }
 
 ForwardSlot carveSlot(const FaProblem& p, FaArena& arena) {

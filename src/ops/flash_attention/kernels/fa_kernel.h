@@ -100,6 +100,7 @@ struct FaProblem {
   // NativeBf16 (bf16 inputs only): the tile products take bf16 operands, P and dS rounded to bf16 (nearest even)
   // before the products that take them; fp32 sums. Highway: fp32 operands, P and dS fp32 (fa_semantics.h).
   gradkit::TilePath tilePath = gradkit::TilePath::Highway;
+  gradkit::GemmSums tileSums = gradkit::GemmSums::Sequential;  // of the native path's products (TilePathChoice)
 };
 
 /** The forward's tensors. Statistics are dense fp32 arrays addressed through FaBatch::stats*. */

@@ -18,15 +18,24 @@ void faRunGemmScalar(const GemmShape& g, const void* a, const void* b, float* c,
 /** TileGemm's scratch for `g`. */
 size_t faGemmScratchBytes(const GemmShape& g);
 
-/** The operand type of the problem's tile products: BF16 on the native path, else FLOAT. */
-inline aclDataType faProductType(const FaProblem& p) {
-  return p.tilePath == TilePath::NativeBf16 ? ACL_BF16 : ACL_FLOAT;
+/** The operands of the problem's tile products: BF16 with the path's sums on the native path, else FLOAT. */
+struct FaOperands {
+  aclDataType type = ACL_FLOAT;
+  GemmSums sums = GemmSums::Sequential;
+};
+
+inline FaOperands faOperands(const FaProblem& p) {
+  if (p.tilePath != TilePath::NativeBf16) return {};
+  return {ACL_BF16, p.tileSums};
 }
 
-/** A tile product C[m, n] (+)= op(A) op(B) of `type` operands (accumulate: beta 1, else 0). */
+/** The operand type of the problem's tile products. */
+inline aclDataType faProductType(const FaProblem& p) { return faOperands(p).type; }
+
+/** A tile product C[m, n] (+)= op(A) op(B) of `operands` (accumulate: beta 1, else 0). */
 inline GemmShape faProduct(int64_t m, int64_t n, int64_t k, bool transA, bool transB, int64_t lda, int64_t ldb,
-                           int64_t ldc, aclDataType type, bool accumulate) {
-  return {m, n, k, transA, transB, lda, ldb, ldc, type, 1.0f, accumulate ? 1.0f : 0.0f};
+                           int64_t ldc, FaOperands operands, bool accumulate) {
+  return {m, n, k, transA, transB, lda, ldb, ldc, operands.type, 1.0f, accumulate ? 1.0f : 0.0f, operands.sums};
 }
 
 }  // namespace gradkit::kernels
