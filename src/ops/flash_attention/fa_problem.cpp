@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/dtype.h"
 #include "base/error.h"
 #include "base/saturating.h"
 #include "opapi/tensor.h"
@@ -207,9 +208,10 @@ FaProblem faProblemOf(const FaCall& call) {
   problem.dv = sizes.dv;
   problem.scale = static_cast<float>(call.scaleValue);
   // The tile path is chosen once per process (core/tile_path.h); bf16 inputs may take the native one.
-  if (call.query->dtype == ACL_BF16) {
+  // bf16 inputs may take the native one; fp8 codes (exact in bf16) ride its pairs kernel where it has one.
+  if (call.query->dtype == ACL_BF16 || isFloat8Dtype(call.query->dtype)) {
     const TilePathChoice choice = chooseTilePath(ACL_BF16);
-    problem.tilePath = choice.path;
+    if (call.query->dtype == ACL_BF16) problem.tilePath = choice.path;
     problem.tileSums = choice.tileSums;
   }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/tile_path.h"
 #include "harness/nested_case_files.h"
 #include "harness/peer.h"
 #include "harness/process_memory.h"
@@ -54,7 +55,10 @@ void addBench(OpCase& c, const FaCase& fc, bool backward, OpCall& call) {
       bytes += static_cast<double>(c.bytes(key));
     }
     const double flopsPerPair = static_cast<double>(backward ? 6 * fc.d + 4 * fc.dv : 2 * (fc.d + fc.dv));
-    return Work{bytes, flopsPerPair * *pairs, c.spec("query").dtype == ACL_BF16};
+    // bf16 products: bf16 inputs, and fp8 codes where they ride the pairs kernel (kernels/fa_fp8_backward.cpp).
+    const bool bf16Products =
+        c.spec("query").dtype == ACL_BF16 || (fc.fp8 && chooseTilePath(ACL_BF16).tileSums == GemmSums::Bf16Pairs);
+    return Work{bytes, flopsPerPair * *pairs, bf16Products};
   };
   if (fc.peer && !fc.tnd() && !fc.fp8) call.peer = torchPeer(fc, c.info().dtypeText, backward);
   const std::string name = c.info().name, compareTo = backward ? c.json().value("compare_to", std::string()) : "";

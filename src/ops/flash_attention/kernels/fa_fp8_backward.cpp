@@ -11,9 +11,12 @@
 //      dK and dV of a key block are finished in the task and rounded once to the out dtype;
 //   C  dq = the chunks' accumulators summed in chunk order, rounded once.
 // The fp8 codes are widened exactly to fp32 and multiplied by TileGemm (fp32 accumulation; fp8 x fp8 products are
-// exact). Tasks depend on the shape only and write their own memory: the bits never depend on the thread count.
+// exact); with Bf16Pairs sums (FaProblem::tileSums, where the CPU has AVX512-BF16) they are widened to bf16, also
+// exactly, and summed in VDPBF16PS's pairs (no fp8 product or sum of them is an fp32 subnormal, so its flushing never
+// applies). Tasks depend on the shape only and write their own memory: the bits never depend on the thread count.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/fp8.h"
@@ -44,30 +47,34 @@ struct Slot {
   float* rowMax = nullptr;
   float* rowSum = nullptr;
   void* gemm = nullptr;
+  // Bf16Pairs only: the operands of the products as bf16 bits (the float tiles above keep what the other steps read).
+  uint16_t *q16 = nullptr, *dy16 = nullptr, *k16 = nullptr, *v16 = nullptr, *pd16 = nullptr, *ds16 = nullptr;
 };
 
-TileGemmShape product(int64_t m, int64_t n, int64_t k, bool transA, bool transB, float alpha, bool accumulate) {
+bool inPairs(const FaProblem& p) { return p.tileSums == GemmSums::Bf16Pairs; }
+
+TileGemmShape product(const FaProblem& p, int64_t m, int64_t n, int64_t k, bool transA, bool transB, bool accumulate) {
   TileGemmShape s;
   s.m = m, s.n = n, s.k = k;
   s.transA = transA, s.transB = transB;
   s.lda = transA ? m : k;
   s.ldb = transB ? k : n;
   s.ldc = n;
-  s.inputType = ACL_FLOAT;
-  s.alpha = alpha;
+  s.inputType = inPairs(p) ? ACL_BF16 : ACL_FLOAT;
+  s.sums = p.tileSums;
   s.beta = accumulate ? 1.0f : 0.0f;
   return s;
 }
 
 // The five products at full tile size, dense operands (tails shrink m, n or k and keep the leading dims).
-TileGemmShape scoreShape(int64_t d) { return product(kBlock, kBlock, d, false, true, 1.0f, false); }
-TileGemmShape dValueShape(int64_t dv) { return product(kBlock, dv, kBlock, true, false, 1.0f, true); }
-TileGemmShape dProbShape(int64_t dv) { return product(kBlock, kBlock, dv, false, true, 1.0f, false); }
-TileGemmShape dKeyShape(int64_t d) { return product(kBlock, d, kBlock, true, false, 1.0f, true); }
-TileGemmShape dQueryShape(int64_t d) { return product(kBlock, d, kBlock, false, false, 1.0f, true); }
+TileGemmShape scoreShape(const FaProblem& p) { return product(p, kBlock, kBlock, p.d, false, true, false); }
+TileGemmShape dValueShape(const FaProblem& p) { return product(p, kBlock, p.dv, kBlock, true, false, true); }
+TileGemmShape dProbShape(const FaProblem& p) { return product(p, kBlock, kBlock, p.dv, false, true, false); }
+TileGemmShape dKeyShape(const FaProblem& p) { return product(p, kBlock, p.d, kBlock, true, false, true); }
+TileGemmShape dQueryShape(const FaProblem& p) { return product(p, kBlock, p.d, kBlock, false, false, true); }
 
-/** Runs `full` shrunk to m x n x k (leading dims kept) with `alpha`. */
-void runProduct(TileGemmShape full, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
+/** Runs `full` shrunk to m x n x k (leading dims kept) with `alpha`; a and b are fp32 or bf16 as the shape says. */
+void runProduct(TileGemmShape full, int64_t m, int64_t n, int64_t k, float alpha, const void* a, const void* b,
                 float* c, void* scratch) {
   if (m <= 0 || n <= 0) return;
   full.m = m, full.n = n, full.k = k;
@@ -91,8 +98,16 @@ Slot carveSlot(const FaProblem& p, FaArena& arena) {
   slot.dv = arena.take<float>(kBlock * dv);
   slot.rowMax = arena.take<float>(kBlock);
   slot.rowSum = arena.take<float>(kBlock);
+  if (inPairs(p)) {
+    slot.q16 = arena.take<uint16_t>(kBlock * d);
+    slot.dy16 = arena.take<uint16_t>(kBlock * dv);
+    slot.k16 = arena.take<uint16_t>(kBlock * d);
+    slot.v16 = arena.take<uint16_t>(kBlock * dv);
+    slot.pd16 = arena.take<uint16_t>(kBlock * kBlock);
+    slot.ds16 = arena.take<uint16_t>(kBlock * kBlock);
+  }
   size_t gemm = 0;
-  for (const TileGemmShape& s : {scoreShape(d), dValueShape(dv), dProbShape(dv), dKeyShape(d), dQueryShape(d)})
+  for (const TileGemmShape& s : {scoreShape(p), dValueShape(p), dProbShape(p), dKeyShape(p), dQueryShape(p)})
     gemm = std::max(gemm, TileGemm(s).scratchBytes());
   slot.gemm = arena.take<char>(static_cast<int64_t>(gemm));
   return slot;
@@ -115,6 +130,17 @@ void loadFp8Rows(const FaView& view, const float* table, int64_t b, int64_t head
       for (int64_t c = 0; c < cols; ++c) out[c] = table[src[c]];
     } else {
       for (int64_t c = 0; c < cols; ++c) out[c] = table[src[c * view.strideCol]];
+    }
+  }
+}
+
+/** rows x cols fp8 values (exact in bf16) as bf16 bits: the high half of each float. */
+void toBf16Bits(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      uint32_t bits;
+      std::memcpy(&bits, src + r * ld + c, sizeof(bits));
+      dst[r * ld + c] = static_cast<uint16_t>(bits >> 16);
     }
   }
 }
@@ -195,6 +221,11 @@ class Fp8Backward {
   }
 
  private:
+  /** The tile a product takes: its bf16 bits in pairs, else the fp32 values. */
+  const void* operand(const float* values, const uint16_t* bits) const {
+    return pairs_ ? static_cast<const void*>(bits) : values;
+  }
+
   float* dqAccumulator(int64_t b, int64_t chunk, int64_t n1) const {
     const FaBatch& batch = p_.batches[static_cast<size_t>(b)];
     return dqBuffer_ + layout_.dqOffset[static_cast<size_t>(b)] + ((chunk * p_.n1 + n1) * batch.s1) * p_.d;
@@ -204,6 +235,10 @@ class Fp8Backward {
     const int64_t c0 = block * kBlock, cols = std::min(kBlock, batch.s2 - c0);
     loadFp8Rows(io_.k, table_, task.b, task.n2, batch.kvFirst + c0, cols, p_.d, slot.k);
     loadFp8Rows(io_.v, table_, task.b, task.n2, batch.kvFirst + c0, cols, p_.dv, slot.v);
+    if (pairs_) {
+      toBf16Bits(slot.k, p_.d, cols, p_.d, slot.k16);
+      toBf16Bits(slot.v, p_.dv, cols, p_.dv, slot.v16);
+    }
     std::fill(slot.dk, slot.dk + cols * p_.d, 0.0f);
     std::fill(slot.dv, slot.dv + cols * p_.dv, 0.0f);
     int64_t first = 0, last = 0;
@@ -228,6 +263,13 @@ class Fp8Backward {
     const float sk = scaleAt(scales_.k, task.b, task.n2, colBlock), sv = scaleAt(scales_.v, task.b, task.n2, colBlock);
     loadFp8Rows(io_.q, table_, task.b, n1, batch.qFirst + r0, rows, d, slot.q);
     loadFp8Rows(io_.dy, table_, task.b, n1, batch.qFirst + r0, rows, dv, slot.dy);
+    if (pairs_) {
+      toBf16Bits(slot.q, d, rows, d, slot.q16);
+      toBf16Bits(slot.dy, dv, rows, dv, slot.dy16);
+    }
+    const void* q = operand(slot.q, slot.q16);
+    const void* dy = operand(slot.dy, slot.dy16);
+    const void* k = operand(slot.k, slot.k16);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t at = batch.statsBase + n1 * batch.statsHeadStride + (r0 + r) * batch.statsRowStride;
       slot.rowMax[r] = io_.softmaxMax[at];
@@ -235,7 +277,7 @@ class Fp8Backward {
     }
 
     // P from the de-quantised scores.
-    runProduct(scoreShape(d), rows, cols, d, sq * sk, slot.q, slot.k, slot.p, slot.gemm);
+    runProduct(scoreShape(p_), rows, cols, d, sq * sk, q, k, slot.p, slot.gemm);
     const float kernelScale = faPrepareScores(p_, batch, task.b, n1, r0, rows, c0, cols, kind, slot.p, ld);
     kernels_.backwardRows({slot.p, ld, rows, cols, kernelScale, slot.rowMax, slot.rowSum});
 
@@ -254,10 +296,11 @@ class Fp8Backward {
       }
       fp8RoundInPlace(format_, out, cols);
     }
-    runProduct(dValueShape(dv), cols, dv, rows, sdy, slot.pd, slot.dy, slot.dv, slot.gemm);
+    if (pairs_) toBf16Bits(slot.pd, ld, rows, cols, slot.pd16);
+    runProduct(dValueShape(p_), cols, dv, rows, sdy, operand(slot.pd, slot.pd16), dy, slot.dv, slot.gemm);
 
     // dP, dS and its block quantisation.
-    runProduct(dProbShape(dv), rows, cols, dv, sdy * sv, slot.dy, slot.v, slot.ds, slot.gemm);
+    runProduct(dProbShape(p_), rows, cols, dv, sdy * sv, dy, operand(slot.v, slot.v16), slot.ds, slot.gemm);
     const float* dRow = dBuffer_ + layout_.dOffset[static_cast<size_t>(task.b)] + n1 * batch.s1 + r0;
     float top = 0.0f;
     for (int64_t r = 0; r < rows; ++r) {
@@ -282,10 +325,12 @@ class Fp8Backward {
       for (int64_t j = 0; j < cols; ++j) ds[j] = ds[j] * quantScale;
       fp8RoundInPlace(format_, ds, cols);
     }
+    if (pairs_) toBf16Bits(slot.ds, ld, rows, cols, slot.ds16);
+    const void* ds = operand(slot.ds, slot.ds16);
     const float scale = p_.scale;
-    runProduct(dKeyShape(d), cols, d, rows, dequant * sq * scale, slot.ds, slot.q, slot.dk, slot.gemm);
+    runProduct(dKeyShape(p_), cols, d, rows, dequant * sq * scale, ds, q, slot.dk, slot.gemm);
     float* dqRows = dqAccumulator(task.b, task.chunk, n1) + r0 * d;
-    runProduct(dQueryShape(d), rows, d, cols, dequant * sk * scale, slot.ds, slot.k, dqRows, slot.gemm);
+    runProduct(dQueryShape(p_), rows, d, cols, dequant * sk * scale, ds, k, dqRows, slot.gemm);
   }
 
   const FaProblem& p_;
@@ -298,6 +343,7 @@ class Fp8Backward {
   FaDropout dropout_;  // the problem's, with this run's packed bits
   Fp8Format format_ = Fp8Format::E5M2;
   const float* table_ = nullptr;
+  bool pairs_ = inPairs(p_);
 };
 
 }  // namespace

@@ -100,7 +100,9 @@ struct FaProblem {
   // NativeBf16 (bf16 inputs only): the tile products take bf16 operands, P and dS rounded to bf16 (nearest even)
   // before the products that take them; fp32 sums. Highway: fp32 operands, P and dS fp32 (fa_semantics.h).
   gradkit::TilePath tilePath = gradkit::TilePath::Highway;
-  gradkit::GemmSums tileSums = gradkit::GemmSums::Sequential;  // of the native path's products (TilePathChoice)
+  // The sums of the native path's products and of the FP8 backward's (TilePathChoice::tileSums; Bf16Pairs: the FP8
+  // codes, exact in bf16, go into VDPBF16PS's pairs).
+  gradkit::GemmSums tileSums = gradkit::GemmSums::Sequential;
 };
 
 /** The forward's tensors. Statistics are dense fp32 arrays addressed through FaBatch::stats*. */
