@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace gradkit::golden {
@@ -168,12 +169,34 @@ FlashAttentionGradOutputs<Real> flashAttentionBackward(const FlashAttentionProbl
 std::vector<double> alibiSlopes(int64_t heads);
 
 /**
+ * A compressed ALiBi pse table of `shape` [Bp, N1, R, C] from the standard slopes of `heads` heads:
+ * slope_n * min(0, (c - C) - (r - R) + shift), constant along diagonals; `shift` moves the diagonal (the seed cuts its
+ * table from a larger grid).
+ */
+std::vector<double> alibiPseTable(const std::vector<int64_t>& shape, int64_t heads, int64_t shift = 0);
+
+/**
  * Expands a compressed ALiBi pse table [rows][cols] (rows = 1024 upstream) of one (batch, head) into the logical
  * [s1][s2] bias (spec 2.9): (i, j) reads table row rows - s1 + i, column cols - s2 + j (non-TND: cols = S2; TND:
  * cols = S2max); a row before the table (s1 > rows) is taken along its diagonal (column minus the negative row, row
  * 0). Cells outside the table read 0.
  */
 std::vector<double> expandAlibiPse(const double* table, int64_t rows, int64_t cols, int64_t s1, int64_t s2);
+
+/**
+ * Sets p.attenMask (and maskRows, maskCols) to read a dense mask tensor of `shape` ([S1, S2] or [B | 1, N1 | 1, S1,
+ * S2]; a leading 1 broadcasts), non-zero = masked (golden/flash_attention_tensors.cpp).
+ */
+void setMaskTensor(FlashAttentionProblem& p, std::shared_ptr<const std::vector<uint8_t>> bytes,
+                   const std::vector<int64_t>& shape);
+
+/**
+ * Sets p.pse to read a dense pse tensor of `shape` [B | 1, N1, S1 | 1, S2] (a leading 1 and one row broadcast), or
+ * with `alibiTable` the compressed ALiBi table [B | 1, N1, rows, cols] expanded by expandAlibiPse for each batch's
+ * p.s1 / p.s2 (set those first). Not thread-safe: the expansion of the last (b, n) is kept.
+ */
+void setPseTensor(FlashAttentionProblem& p, std::shared_ptr<const std::vector<double>> values,
+                  const std::vector<int64_t>& shape, bool alibiTable);
 
 /** One Philox4x32 block with `rounds` rounds (Random123 constants; 7 for flash attention, spec 3.1). */
 std::array<uint32_t, 4> flashAttentionPhilox(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key, int rounds);

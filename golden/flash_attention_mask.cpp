@@ -184,6 +184,18 @@ std::vector<double> alibiSlopes(int64_t heads) {
   return slopes;
 }
 
+std::vector<double> alibiPseTable(const std::vector<int64_t>& shape, int64_t heads, int64_t shift) {
+  const std::vector<double> slopes = alibiSlopes(heads);
+  const int64_t rows = shape[2], cols = shape[3];
+  std::vector<double> values(static_cast<size_t>(shape[0] * shape[1] * rows * cols));
+  for (int64_t e = 0; e < static_cast<int64_t>(values.size()); ++e) {
+    const int64_t col = e % cols, row = (e / cols) % rows, head = (e / (rows * cols)) % shape[1];
+    const double distance = std::min<double>(0.0, static_cast<double>((col - cols) - (row - rows) + shift));
+    values[static_cast<size_t>(e)] = slopes[static_cast<size_t>(head)] * distance;
+  }
+  return values;
+}
+
 std::vector<double> expandAlibiPse(const double* table, int64_t rows, int64_t cols, int64_t s1, int64_t s2) {
   std::vector<double> out(static_cast<size_t>(s1 * s2), 0.0);
   for (int64_t i = 0; i < s1; ++i) {

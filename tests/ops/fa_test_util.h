@@ -271,17 +271,7 @@ struct Data {
     if (random) {
       for (uint8_t& m : maskBytes) m = (rng() % 4 == 0) ? 1 : 0;  // a quarter masked
     }
-    const std::vector<int64_t> shape = maskShape;
-    const std::vector<uint8_t>* bytes = &maskBytes;
-    problem.maskRows = shape[shape.size() - 2];
-    problem.maskCols = shape.back();
-    problem.attenMask = [shape, bytes](int64_t b, int64_t n, int64_t r, int64_t col) {
-      const size_t rank = shape.size();
-      const int64_t R = shape[rank - 2], C = shape[rank - 1];
-      int64_t at = r * C + col;
-      if (rank == 4) at += ((shape[0] > 1 ? b : 0) * shape[1] + (shape[1] > 1 ? n : 0)) * R * C;
-      return (*bytes)[static_cast<size_t>(at)] != 0;
-    };
+    golden::setMaskTensor(problem, std::make_shared<std::vector<uint8_t>>(maskBytes), maskShape);
   }
 
   void makePse(std::mt19937& rng) {
@@ -307,28 +297,7 @@ struct Data {
     pseShape = {lead, c.n1, rows, cols};
     pseValues.resize(static_cast<size_t>(product(pseShape)));
     for (double& x : pseValues) x = roundTo(c.dtype, uniform(rng));
-    const std::vector<int64_t> shape = pseShape;
-    const std::vector<double>* values = &pseValues;
-    if (!alibi) {
-      p.pse = [shape, values](int64_t b, int64_t n, int64_t i, int64_t j) {
-        const int64_t R = shape[2], C = shape[3];
-        const int64_t base = ((shape[0] > 1 ? b : 0) * shape[1] + n) * R * C;
-        return (*values)[static_cast<size_t>(base + (R > 1 ? i : 0) * C + j)];
-      };
-      return;
-    }
-    // The 1024-row ALiBi table expanded once per (batch, head) by the golden's own rule.
-    auto expanded = std::make_shared<std::vector<std::vector<double>>>();
-    for (int64_t b = 0; b < c.batches(); ++b) {
-      for (int64_t n = 0; n < c.n1; ++n) {
-        const int64_t base = ((shape[0] > 1 ? b : 0) * shape[1] + n) * rows * cols;
-        expanded->push_back(golden::expandAlibiPse(values->data() + base, rows, cols, c.lenQ(b), c.lenKv(b)));
-      }
-    }
-    const Case* cs = &c;
-    p.pse = [expanded, cs](int64_t b, int64_t n, int64_t i, int64_t j) {
-      return (*expanded)[static_cast<size_t>(b * cs->n1 + n)][static_cast<size_t>(i * cs->lenKv(b) + j)];
-    };
+    golden::setPseTensor(p, std::make_shared<std::vector<double>>(pseValues), pseShape, alibi);
   }
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "ops/compressor_grad_test_util.h"
@@ -14,10 +15,12 @@ namespace {
 
 using namespace cgrad;  // NOLINT: the shared case, problem and gate helpers
 
-Case native(Case c) {
-  c.options.tilePath = TilePath::NativeBf16;
+Case onPath(Case c, TilePath path) {
+  c.options.tilePath = path;
   return c;
 }
+
+Case native(Case c) { return onPath(std::move(c), TilePath::NativeBf16); }
 
 /** Fraction of `got` within upstream's bf16 two-way tolerance (2^-7 relative + 1e-4) of `want`. */
 double fractionWithin(const std::vector<uint16_t>& got, const std::vector<double>& want) {
@@ -49,7 +52,7 @@ TEST(CompressorGradNativePath, WithinTheGateOfTheNaiveThatRoundsA) {
 TEST(CompressorGradNativePath, LandsOnTheGoldenThatRoundsA) {
   Case c = bsh(1, 64, 2, 4, 512);  // C4A, 16 blocks: dW sums 64 tokens of rounded A
   c.hidden = 512;
-  const Problem highwayProblem = makeProblem(c);
+  const Problem highwayProblem = makeProblem(onPath(c, TilePath::Highway));
   const Problem nativeProblem = makeProblem(native(c));
   const golden::CompressorGradOutputs<double> unrounded = runGolden<double>(highwayProblem);
   const golden::CompressorGradOutputs<double> rounded = runGolden<double>(highwayProblem, true);

@@ -94,5 +94,28 @@ TEST(FaLayout, DropoutCountSaturates) {
   EXPECT_EQ(faDropoutElements(s), UINT64_MAX);
 }
 
+TEST(FaLayout, MaskAndPseFormsByName) {
+  FaSizes s;
+  s.b = 2, s.n1 = 3, s.s1 = 5, s.s2 = 7;
+  const std::vector<std::pair<const char*, Dims>> masks = {
+      {"SS", {5, 7}}, {"11SS", {1, 1, 5, 7}}, {"B1SS", {2, 1, 5, 7}}, {"BNSS", {2, 3, 5, 7}}};
+  for (const auto& [name, dims] : masks) EXPECT_EQ(faMaskShape(s, faMaskFormFromName(name).value()), dims) << name;
+  EXPECT_FALSE(faMaskFormFromName("template").has_value());
+  for (const int64_t mode : {2, 3, 4, 7, 8}) EXPECT_EQ(faTemplateMaskOf(mode), FaMaskForm::Template) << mode;
+  EXPECT_EQ(faTemplateMaskOf(6), FaMaskForm::PrefixTemplate);
+  for (const int64_t mode : {0, 1, 5, 9}) EXPECT_FALSE(faTemplateMaskOf(mode).has_value()) << mode;
+  EXPECT_EQ(faMaskShape(s, FaMaskForm::Template), (Dims{2048, 2048}));
+  EXPECT_EQ(faMaskShape(s, FaMaskForm::PrefixTemplate), (Dims{3072, 2048}));
+  const std::vector<std::pair<const char*, Dims>> pses = {{"BNSS", {2, 3, 5, 7}},
+                                                          {"BN1S", {2, 3, 1, 7}},
+                                                          {"1NSS", {1, 3, 5, 7}},
+                                                          {"BNHS", {2, 3, 1024, 7}},
+                                                          {"1NHS", {1, 3, 1024, 7}},
+                                                          {"BN", {2, 3}},
+                                                          {"N", {3}}};
+  for (const auto& [name, dims] : pses) EXPECT_EQ(faPseShape(s, faPseFormFromName(name).value()), dims) << name;
+  EXPECT_FALSE(faPseFormFromName("none").has_value());
+}
+
 }  // namespace
 }  // namespace gradkit::ops

@@ -18,11 +18,8 @@
 
 namespace gradkit::ops {
 
-inline constexpr int64_t kFaMaxHeadDim = 768;       // D limit of the forward aclnn check and the V1 grad docs
-inline constexpr int64_t kFaMaxHeads = 256;         // N1 range 1..256
-inline constexpr int64_t kFaMaskTemplate = 2048;    // compressed mask of sparse modes 2, 3, 4, 7, 8
-inline constexpr int64_t kFaPrefixMaskRows = 3072;  // compressed mask of sparse mode 6: [3072, 2048]
-inline constexpr int64_t kFaAlibiRows = 1024;       // the compressed ALiBi pse [B|1, N1, 1024, S2]
+inline constexpr int64_t kFaMaxHeadDim = 768;  // D limit of the forward aclnn check and the V1 grad docs
+inline constexpr int64_t kFaMaxHeads = 256;    // N1 range 1..256
 inline constexpr int64_t kFaRope950HeadDim = 128, kFaRope950RopeDim = 64;
 
 /**

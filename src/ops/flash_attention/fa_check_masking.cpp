@@ -59,28 +59,24 @@ int64_t firstElementOr0(const aclIntArray* a) { return a != nullptr && !a->value
 aclnnStatus checkMaskShape(const FaCall& v, const FaSizes& s) {
   const aclTensor& m = *v.attenMask;
   const int64_t mode = v.sparseMode;
-  if (mode == 2 || mode == 3 || mode == 4 || mode == 7 || mode == 8) {
-    if (m.viewDims == std::vector<int64_t>{kFaMaskTemplate, kFaMaskTemplate}) return ACLNN_SUCCESS;
+  if (const std::optional<FaMaskForm> form = faTemplateMaskOf(mode)) {
+    if (m.viewDims == faMaskShape(s, *form)) return ACLNN_SUCCESS;
     return invalid(v.api, "attenMaskOptional",
-                   "shape [2048, 2048] (the compressed causal template of sparseMode " + str(mode) + ")", shapeText(m));
-  }
-  if (mode == 6) {
-    if (m.viewDims == std::vector<int64_t>{kFaPrefixMaskRows, kFaMaskTemplate}) return ACLNN_SUCCESS;
-    return invalid(v.api, "attenMaskOptional", "shape [3072, 2048] (the compressed prefix template of sparseMode 6)",
+                   *form == FaMaskForm::Template
+                       ? "shape [2048, 2048] (the compressed causal template of sparseMode " + str(mode) + ")"
+                       : "shape [3072, 2048] (the compressed prefix template of sparseMode 6)",
                    shapeText(m));
   }
   const std::string ss = str(s.s1) + ", " + str(s.s2);
-  const std::vector<std::vector<int64_t>> full = {{s.b, 1, s.s1, s.s2}, {s.b, s.n1, s.s1, s.s2}};
   std::string expected = "[B, 1, S1, S2] = [" + str(s.b) + ", 1, " + ss + "] or [B, N1, S1, S2] = [" + str(s.b) + ", " +
                          str(s.n1) + ", " + ss + "]";
-  std::vector<std::vector<int64_t>> allowed = full;
+  std::vector<FaMaskForm> allowed = {FaMaskForm::B1SS, FaMaskForm::BNSS};
   if (mode != 5) {
-    allowed.push_back({s.s1, s.s2});
-    allowed.push_back({1, 1, s.s1, s.s2});
+    allowed.insert(allowed.end(), {FaMaskForm::SS, FaMaskForm::OneOneSS});
     expected = "[S1, S2] = [" + ss + "], [1, 1, S1, S2], " + expected;
   }
-  for (const auto& shape : allowed) {
-    if (m.viewDims == shape) return ACLNN_SUCCESS;
+  for (const FaMaskForm form : allowed) {
+    if (m.viewDims == faMaskShape(s, form)) return ACLNN_SUCCESS;
   }
   const std::string rows = s.tnd() ? " (S1, S2: the largest batch lengths)" : "";
   return invalid(v.api, "attenMaskOptional",
@@ -175,9 +171,10 @@ aclnnStatus checkCausalForAlibi(const FaCall& v, const FaSizes& s) {
 aclnnStatus checkUserPseShape(const FaCall& v, const FaSizes& s) {
   const aclTensor& p = *v.pse;
   const int64_t b = s.b, n = s.n1;
+  const bool alibiTable =
+      p.viewDims == faPseShape(s, FaPseForm::BNHS) || p.viewDims == faPseShape(s, FaPseForm::OneNHS);
   if (s.tnd()) {
-    if (p.viewDims == std::vector<int64_t>{b, n, kFaAlibiRows, s.s2} ||
-        p.viewDims == std::vector<int64_t>{1, n, kFaAlibiRows, s.s2}) {
+    if (alibiTable) {
       for (size_t i = 0; i < s.seqQ.size(); ++i) {
         if (s.seqQ[i] != s.seqKv[i]) {
           return invalid(v.api, v.pseName, "every batch with S1 = S2 (the 1024-row ALiBi pse in TND)",
@@ -191,12 +188,10 @@ aclnnStatus checkUserPseShape(const FaCall& v, const FaSizes& s) {
                        "] or [1, N1, 1024, S2] (TND takes the compressed ALiBi pse; S2 = the largest batch length)",
                    shapeText(p));
   }
-  const std::vector<std::vector<int64_t>> plain = {{b, n, s.s1, s.s2}, {b, n, 1, s.s2}, {1, n, s.s1, s.s2}};
-  for (const auto& shape : plain) {
-    if (p.viewDims == shape) return ACLNN_SUCCESS;
+  for (const FaPseForm form : {FaPseForm::BNSS, FaPseForm::BN1S, FaPseForm::OneNSS}) {
+    if (p.viewDims == faPseShape(s, form)) return ACLNN_SUCCESS;
   }
-  if (p.viewDims == std::vector<int64_t>{b, n, kFaAlibiRows, s.s2} ||
-      p.viewDims == std::vector<int64_t>{1, n, kFaAlibiRows, s.s2}) {
+  if (alibiTable) {
     if (s.s1 != s.s2 || s.s1 < kFaAlibiRows) {
       return invalid(v.api, v.pseName, "S1 = S2 >= 1024 for the 1024-row ALiBi pse",
                      shapeText(p) + " with S1 = " + str(s.s1) + ", S2 = " + str(s.s2));
@@ -306,7 +301,7 @@ aclnnStatus checkFaPse(const FaCall& v, const FaSizes& s) {
   }
   if (v.pseType >= 2) {
     GRADKIT_RETURN_IF_ERROR(checkDtypeIn(v.api, v.pseName, *v.pse, {ACL_FLOAT}));
-    if (v.pse->viewDims != std::vector<int64_t>{s.n1} && v.pse->viewDims != std::vector<int64_t>{s.b, s.n1}) {
+    if (v.pse->viewDims != faPseShape(s, FaPseForm::N) && v.pse->viewDims != faPseShape(s, FaPseForm::BN)) {
       return invalid(v.api, v.pseName,
                      "slopes of shape [N1] = [" + str(s.n1) + "] or [B, N1] = [" + str(s.b) + ", " + str(s.n1) +
                          "] (pseType " + str(v.pseType) + ")",

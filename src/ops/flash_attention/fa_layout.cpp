@@ -1,6 +1,7 @@
 #include "ops/flash_attention/fa_layout.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/saturating.h"
 
@@ -127,6 +128,70 @@ std::vector<int64_t> faLayoutShape(const FaSizes& s, bool queryRows, int64_t hea
 std::vector<int64_t> faStatisticsShape(const FaSizes& s) {
   if (s.tnd()) return {s.t1, s.n1, 8};
   return {s.b, s.n1, s.s1, 8};
+}
+
+std::vector<int64_t> faMaskShape(const FaSizes& s, FaMaskForm form) {
+  switch (form) {
+    case FaMaskForm::SS:
+      return {s.s1, s.s2};
+    case FaMaskForm::OneOneSS:
+      return {1, 1, s.s1, s.s2};
+    case FaMaskForm::B1SS:
+      return {s.b, 1, s.s1, s.s2};
+    case FaMaskForm::BNSS:
+      return {s.b, s.n1, s.s1, s.s2};
+    case FaMaskForm::Template:
+      return {kFaMaskTemplate, kFaMaskTemplate};
+    case FaMaskForm::PrefixTemplate:
+      return {kFaPrefixMaskRows, kFaMaskTemplate};
+  }
+  return {};
+}
+
+std::optional<FaMaskForm> faTemplateMaskOf(int64_t sparseMode) {
+  if (sparseMode == 6) return FaMaskForm::PrefixTemplate;
+  if (sparseMode == 2 || sparseMode == 3 || sparseMode == 4 || sparseMode == 7 || sparseMode == 8) {
+    return FaMaskForm::Template;
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> faPseShape(const FaSizes& s, FaPseForm form) {
+  switch (form) {
+    case FaPseForm::BNSS:
+      return {s.b, s.n1, s.s1, s.s2};
+    case FaPseForm::BN1S:
+      return {s.b, s.n1, 1, s.s2};
+    case FaPseForm::OneNSS:
+      return {1, s.n1, s.s1, s.s2};
+    case FaPseForm::BNHS:
+      return {s.b, s.n1, kFaAlibiRows, s.s2};
+    case FaPseForm::OneNHS:
+      return {1, s.n1, kFaAlibiRows, s.s2};
+    case FaPseForm::BN:
+      return {s.b, s.n1};
+    case FaPseForm::N:
+      return {s.n1};
+  }
+  return {};
+}
+
+std::optional<FaMaskForm> faMaskFormFromName(std::string_view name) {
+  if (name == "SS") return FaMaskForm::SS;
+  if (name == "11SS") return FaMaskForm::OneOneSS;
+  if (name == "B1SS") return FaMaskForm::B1SS;
+  if (name == "BNSS") return FaMaskForm::BNSS;
+  return std::nullopt;
+}
+
+std::optional<FaPseForm> faPseFormFromName(std::string_view name) {
+  static constexpr std::pair<std::string_view, FaPseForm> kNames[] = {
+      {"BNSS", FaPseForm::BNSS},   {"BN1S", FaPseForm::BN1S}, {"1NSS", FaPseForm::OneNSS}, {"BNHS", FaPseForm::BNHS},
+      {"1NHS", FaPseForm::OneNHS}, {"BN", FaPseForm::BN},     {"N", FaPseForm::N}};
+  for (const auto& [text, form] : kNames) {
+    if (name == text) return form;
+  }
+  return std::nullopt;
 }
 
 FaAxisStrides faAxisStrides(FaLayout layout, const std::vector<int64_t>& st, int64_t headDim) {

@@ -70,6 +70,31 @@ std::vector<int64_t> faLayoutShape(const FaSizes& s, bool queryRows, int64_t hea
 /** The softmax statistics: [B, N1, S1, 8] (padded) or [T1, N1, 8] (TND). */
 std::vector<int64_t> faStatisticsShape(const FaSizes& s);
 
+inline constexpr int64_t kFaMaskTemplate = 2048;    // compressed mask of sparse modes 2, 3, 4, 7, 8
+inline constexpr int64_t kFaPrefixMaskRows = 3072;  // compressed mask of sparse mode 6: [3072, 2048]
+inline constexpr int64_t kFaAlibiRows = 1024;       // the compressed ALiBi pse [B|1, N1, 1024, S2]
+
+/** The forms of an attenMask (spec 2.7): full masks and the compressed templates. */
+enum class FaMaskForm { SS, OneOneSS, B1SS, BNSS, Template, PrefixTemplate };
+
+/** [S1, S2], [1, 1, S1, S2], [B, 1, S1, S2], [B, N1, S1, S2], [2048, 2048], [3072, 2048] (TND: S = largest lengths). */
+std::vector<int64_t> faMaskShape(const FaSizes& s, FaMaskForm form);
+
+/** The compressed template a sparse mode's mask is: Template for 2, 3, 4, 7, 8, PrefixTemplate for 6, else nothing. */
+std::optional<FaMaskForm> faTemplateMaskOf(int64_t sparseMode);
+
+/** The forms of a pse (spec 2.9): tables of pse types 0 / 1 (full, row- or batch-broadcast, the 1024-row ALiBi
+ *  tables) and the slopes of types 2 / 3. */
+enum class FaPseForm { BNSS, BN1S, OneNSS, BNHS, OneNHS, BN, N };
+
+/** [B, N1, S1, S2], [B, N1, 1, S2], [1, N1, S1, S2], [B, N1, 1024, S2], [1, N1, 1024, S2], [B, N1], [N1]. */
+std::vector<int64_t> faPseShape(const FaSizes& s, FaPseForm form);
+
+/** The form named as spec 2.7 / 2.9 write it ("SS", "11SS", "B1SS", "BNSS"; "BNSS", "BN1S", "1NSS", "BNHS", "1NHS",
+ *  "BN", "N"), or nothing. */
+std::optional<FaMaskForm> faMaskFormFromName(std::string_view name);
+std::optional<FaPseForm> faPseFormFromName(std::string_view name);
+
 /**
  * A tensor's element strides per axis: batch, head, row (sequence position or token) and element within a head, from
  * the tensor's own strides (dims order) and the head dim that splits a packed H. TND has no batch axis (0).

@@ -30,7 +30,6 @@
 #include "harness/run_log.h"
 #include "harness/tensor_spec.h"
 #include "harness/threshold_check.h"
-#include "ops/flash_attention/fa_check_common.h"
 #include "suites/flash_attention_suite.h"
 
 namespace gradkit::cli {
@@ -73,7 +72,7 @@ std::vector<double> pseValues(OpCase& c, const FaCase& fc, NormalStream& normal)
   if (fc.pse == "BNHS" || fc.pse == "1NHS") {
     const int64_t sx = fc.tnd() ? ops::kFaAlibiRows : std::max(fc.s1, ops::kFaAlibiRows);
     const int64_t sy = fc.tnd() ? fc.s2 : std::max(fc.s2, ops::kFaAlibiRows);
-    return faAlibiTable(c.spec("pse").shape, fc.n1, sy - sx);
+    return golden::alibiPseTable(c.spec("pse").shape, fc.n1, sy - sx);
   }
   if (!fc.slopes()) return normalValues(normal, c.spec("pse").numel(), c.spec("pse").dtype);
   std::vector<double> slopes;
@@ -120,7 +119,7 @@ SeedCase parseSeedCase(const json& t) {
   if ((mask == "NONE") != (maskDtype == "NONE")) {
     throw HarnessError(where + ": 'atten_mask_dtype' and 'atten_mask_shape' are NONE together");
   }
-  if (mask != "NONE" && sparseMode > 1 && (!faTemplateMaskMode(sparseMode) || sparseMode == 6)) {
+  if (mask != "NONE" && sparseMode > 1 && (!ops::faTemplateMaskOf(sparseMode) || sparseMode == 6)) {
     throw HarnessError(where + ": sparse modes 5 / 6 need a prefix, which the seed's cases cannot give");
   }
   const double keepProb = t.value("drop_out_possibility", 1.0);
@@ -144,9 +143,9 @@ SeedCase parseSeedCase(const json& t) {
                   {"pre_tokens", t.value("pre_tockens_input", int64_t{65536})},
                   {"next_tokens", t.value("next_tockens_input", int64_t{65536})},
                   // Modes 2, 3, 4, 7, 8 take the [2048, 2048] template whatever shape the seed names.
-                  {"mask", mask == "NONE"                   ? "none"
-                           : faTemplateMaskMode(sparseMode) ? "template"
-                                                            : mask},
+                  {"mask", mask == "NONE"                      ? "none"
+                           : ops::faTemplateMaskOf(sparseMode) ? "template"
+                                                               : mask},
                   {"mask_dtype", maskDtype == "BOOL" ? "bool" : "uint8"},
                   {"pse_shape", pse == "NONE" ? "none" : pse},
                   {"pse_type", t.value("pse_type", int64_t{1})}};

@@ -99,21 +99,12 @@ struct FaCase : ops::FaSizes {
 
 /** Parses the keys above; throws HarnessError naming a bad key. `backward` picks the default entry point. */
 FaCase parseFaCase(const nlohmann::json& testCase, bool backward);
-/** The sparse modes whose mask is upstream's compressed template (spec 2.7): 2, 3, 4, 6 ([3072, 2048]), 7, 8. */
-inline bool faTemplateMaskMode(int64_t mode) {
-  return mode == 2 || mode == 3 || mode == 4 || mode == 6 || mode == 7 || mode == 8;
-}
 
 // The tensors (flash_attention_suite_tensors.cpp).
 /** The rules of the forward or backward suite's tensors (with `rope`: queryRope, keyRope in, dqRope, dkRope out). */
 std::vector<TensorRule> faTensorRules(bool backward, bool rope = false);
 /** Writes the values the case derives rather than draws: mask content, the ALiBi table, the drop mask. */
 void writeDerivedInputs(OpCase& c, const FaCase& fc);
-/**
- * The 1024-row ALiBi table [Bp, N1, R, C] (spec 2.9): slope_n * min(0, (c - C) - (r - R) + shift), constant along
- * diagonals; `shift` moves the diagonal (the seed cuts its table from a larger grid).
- */
-std::vector<double> faAlibiTable(const std::vector<int64_t>& shape, int64_t n1, int64_t shift = 0);
 /**
  * FP8: quantises canonical q, k, v, dy per (batch, head) and 128-row block into query, key, value, dy (codes) and
  * dScaleQ, dScaleK, dScaleV, dScaleDy (dScaleO = dScaleQ, as upstream; the op does not read it). Without values:

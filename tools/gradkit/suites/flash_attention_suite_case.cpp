@@ -69,9 +69,9 @@ void parseSemantics(const json& t, FaCase& fc) {
   fc.nextTokens = t.value("next_tokens", ops::kFaDefaultTokens);
   fc.prefix = t.value("prefix", std::vector<int64_t>{});
   fc.mask = stringKeyOneOf(t, "mask",
-                           faTemplateMaskMode(fc.sparseMode) ? "template"
-                           : fc.sparseMode == 5              ? "B1SS"
-                                                             : "none",
+                           ops::faTemplateMaskOf(fc.sparseMode) ? "template"
+                           : fc.sparseMode == 5                 ? "B1SS"
+                                                                : "none",
                            {"none", "SS", "11SS", "B1SS", "BNSS", "template"}, ": unknown form");
   const char* defaultValues = fc.mask == "template" ? "template" : fc.sparseMode == 5 ? "causal_prefix" : "random";
   fc.maskValues = stringKeyOneOf(t, "mask_values", defaultValues, {"random", "causal_prefix", "template", "ones"},

@@ -47,41 +47,6 @@ struct Inputs {
   }
 };
 
-// The value of a dense [Bp, Np, rows, cols] tensor (leading dims 1 broadcast; rows 1: one row for every i).
-template <class Value>
-std::function<Value(int64_t, int64_t, int64_t, int64_t)> broadcastLookup(std::shared_ptr<std::vector<Value>> values,
-                                                                         const std::vector<int64_t>& shape) {
-  const size_t rank = shape.size();
-  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
-  const int64_t batches = rank == 4 ? shape[0] : 1, heads = rank == 4 ? shape[1] : 1;
-  return [values, rows, cols, batches, heads](int64_t b, int64_t n, int64_t i, int64_t j) {
-    if (i < 0 || j < 0 || (rows > 1 && i >= rows) || j >= cols) return Value{};
-    const int64_t outer = (batches == 1 ? 0 : b) * heads + (heads == 1 ? 0 : n);
-    return static_cast<Value>((*values)[static_cast<size_t>((outer * rows + (rows == 1 ? 0 : i)) * cols + j)]);
-  };
-}
-
-// The 1024-row ALiBi pse (spec 2.9), expanded per (b, n1) on first use and kept for the rows that follow (the golden
-// walks heads in order).
-std::function<double(int64_t, int64_t, int64_t, int64_t)> alibiLookup(const FaCase& fc,
-                                                                      std::shared_ptr<std::vector<double>> table,
-                                                                      const std::vector<int64_t>& shape) {
-  struct Cache {
-    int64_t b = -1, n = -1;
-    std::vector<double> block;
-  };
-  auto cache = std::make_shared<Cache>();
-  return [table, shape, cache, s1 = fc.seqQ, s2 = fc.seqKv](int64_t b, int64_t n, int64_t i, int64_t j) {
-    const auto batch = static_cast<size_t>(b);
-    if (cache->b != b || cache->n != n) {
-      const double* block = table->data() + ((shape[0] == 1 ? 0 : b) * shape[1] + n) * shape[2] * shape[3];
-      cache->block = golden::expandAlibiPse(block, shape[2], shape[3], s1[batch], s2[batch]);
-      cache->b = b, cache->n = n;
-    }
-    return cache->block[static_cast<size_t>(i * s2[batch] + j)];
-  };
-}
-
 // The golden problem, its mask, pse and dropout read from the case's tensors as they were before the run; with
 // `heads` > 0 (B = 1, N1 = N2 only) cut to the first `heads` heads.
 golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t heads = 0) {
@@ -93,11 +58,8 @@ golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t
   if (fc.hasMask()) {
     p.hasMask = true;
     p.sparseMode = fc.sparseMode, p.preTokens = fc.preTokens, p.nextTokens = fc.nextTokens, p.prefix = fc.prefix;
-    if (fc.mask != "template") {
-      const std::vector<int64_t>& shape = c.spec("attenMask").shape;
-      const std::vector<unsigned char>& bytes = c.dense("attenMask");  // bool and uint8: one byte each
-      p.attenMask = broadcastLookup(std::make_shared<std::vector<bool>>(bytes.begin(), bytes.end()), shape);
-      p.maskRows = shape[shape.size() - 2], p.maskCols = shape.back();
+    if (fc.mask != "template") {  // bool and uint8: one byte each
+      golden::setMaskTensor(p, std::make_shared<std::vector<uint8_t>>(c.dense("attenMask")), c.spec("attenMask").shape);
     }
   }
   if (fc.hasPse()) {
@@ -108,10 +70,8 @@ golden::FlashAttentionProblem goldenProblem(OpCase& c, const FaCase& fc, int64_t
       for (int64_t b = 0; b < (fc.pse == "BN" ? fc.b : 1); ++b) {
         for (int64_t n = 0; n < p.n1; ++n) p.slopes.push_back(static_cast<float>((*values)[b * fc.n1 + n]));
       }
-    } else if (fc.pse == "BNHS" || fc.pse == "1NHS") {
-      p.pse = alibiLookup(fc, values, c.spec("pse").shape);
     } else {
-      p.pse = broadcastLookup(values, c.spec("pse").shape);
+      golden::setPseTensor(p, values, c.spec("pse").shape, fc.pse == "BNHS" || fc.pse == "1NHS");
     }
     if (!fc.qStartIdx.empty()) p.qStartIdx = fc.qStartIdx[0];
     if (!fc.kvStartIdx.empty()) p.kvStartIdx = fc.kvStartIdx[0];

@@ -9,7 +9,6 @@
 #include "harness/error.h"
 #include "harness/fill.h"
 #include "harness/tensor_spec.h"
-#include "ops/flash_attention/fa_check_common.h"
 #include "suites/flash_attention_suite.h"
 
 namespace gradkit::cli {
@@ -94,23 +93,11 @@ std::vector<double> maskValues(const FaCase& fc, const std::vector<int64_t>& sha
   return values;
 }
 
-std::vector<int64_t> pseShape(const FaCase& fc) {
-  if (fc.pse == "BNSS" || fc.pse == "BN1S" || fc.pse == "1NSS") {
-    return {fc.pse == "1NSS" ? 1 : fc.b, fc.n1, fc.pse == "BN1S" ? 1 : fc.s1, fc.s2};
-  }
-  if (fc.pse == "BNHS" || fc.pse == "1NHS") return {fc.pse == "BNHS" ? fc.b : 1, fc.n1, ops::kFaAlibiRows, fc.s2};
-  if (fc.pse == "BN") return {fc.b, fc.n1};
-  return {fc.pse == "N" ? fc.n1 : 1};
-}
-
 std::vector<int64_t> maskShape(const FaCase& fc) {
-  if (fc.mask == "SS") return {fc.s1, fc.s2};
-  if (fc.mask == "11SS" || fc.mask == "B1SS" || fc.mask == "BNSS") {
-    return {fc.mask == "11SS" ? 1 : fc.b, fc.mask == "BNSS" ? fc.n1 : 1, fc.s1, fc.s2};
-  }
   if (fc.mask == "template")
-    return {fc.sparseMode == 6 ? ops::kFaPrefixMaskRows : ops::kFaMaskTemplate, ops::kFaMaskTemplate};
-  return {1};
+    return ops::faMaskShape(fc, ops::faTemplateMaskOf(fc.sparseMode).value_or(ops::FaMaskForm::Template));
+  const std::optional<ops::FaMaskForm> form = ops::faMaskFormFromName(fc.mask);
+  return form ? ops::faMaskShape(fc, *form) : std::vector<int64_t>{1};
 }
 
 // The default view and values of the tensor named `key`.
@@ -130,7 +117,7 @@ std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key
       t.dtype = ACL_FLOAT;
       t.shape = ops::faStatisticsShape(fc);
     } else if (key == "pse") {
-      t.shape = pseShape(fc);
+      t.shape = fc.hasPse() ? ops::faPseShape(fc, *ops::faPseFormFromName(fc.pse)) : std::vector<int64_t>{1};
       t.values = fc.slopes() ? uniformValues(0.0625, 1.0) : uniformValues(-1.0, 1.0);
       if (fc.slopes()) t.dtype = ACL_FLOAT;
     } else if (key == "dropMask") {
@@ -149,18 +136,6 @@ std::function<TensorDefaults(const CaseInfo&)> faDefaults(const std::string& key
 }
 
 }  // namespace
-
-std::vector<double> faAlibiTable(const std::vector<int64_t>& shape, int64_t n1, int64_t shift) {
-  const std::vector<double> slopes = golden::alibiSlopes(n1);
-  const int64_t rows = shape[2], cols = shape[3];
-  std::vector<double> values(static_cast<size_t>(shape[0] * shape[1] * rows * cols));
-  for (int64_t e = 0; e < static_cast<int64_t>(values.size()); ++e) {
-    const int64_t col = e % cols, row = (e / cols) % rows, head = (e / (rows * cols)) % shape[1];
-    const double distance = std::min<double>(0.0, static_cast<double>((col - cols) - (row - rows) + shift));
-    values[static_cast<size_t>(e)] = slopes[static_cast<size_t>(head)] * distance;
-  }
-  return values;
-}
 
 std::vector<TensorRule> faTensorRules(bool backward, bool rope) {
   // The inputs, then after "|" the outputs (their order is the output digest's).
@@ -185,7 +160,7 @@ void writeDerivedInputs(OpCase& c, const FaCase& fc) {
     writeView(c, "attenMask", maskValues(fc, c.spec("attenMask").shape, c.spec("attenMask").numel(), c.info().seed));
   }
   if ((fc.pse == "BNHS" || fc.pse == "1NHS") && c.spec("pse").shape.size() == 4) {
-    writeView(c, "pse", faAlibiTable(c.spec("pse").shape, fc.n1));
+    writeView(c, "pse", golden::alibiPseTable(c.spec("pse").shape, fc.n1));
   }
   if (fc.dropout == "mask" && !fc.expectsRejection) {
     const std::vector<uint8_t> bits = golden::flashAttentionPhiloxDropMask(faShapeProblem(fc));
