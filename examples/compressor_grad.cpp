@@ -202,13 +202,15 @@ static Reference reference(const Problem& p) {
   return ref;
 }
 
-// A BF16 result: within one BF16 rounding of the exact value plus fp32 rounding of its terms.
+// A BF16 result: within one BF16 rounding of the exact value plus one BF16 rounding of each term (the sum of their
+// magnitudes is `scale`): a CPU that multiplies bf16 in hardware rounds the routed gradient to bf16 before the
+// products (docs/compressor.md), as upstream does; elsewhere the terms carry only fp32 rounding.
 static int countBf16Mismatches(const char* name, const std::vector<uint16_t>& got, const std::vector<double>& want,
                                const double* scale) {
   int mismatches = 0;
   for (size_t i = 0; i < got.size(); i++) {
     const double value = bf16ToFloat(got[i]);
-    const double tolerance = std::fabs(want[i]) * std::ldexp(1.0, -8) + 1e-5 * scale[i] + 1e-30;
+    const double tolerance = std::ldexp(std::fabs(want[i]) + scale[i], -8) + 1e-30;
     if (std::fabs(value - want[i]) > tolerance) {
       if (mismatches++ < 5) LOG_PRINT("  %s[%zu] = %.6g, expected %.6g\n", name, i, value, want[i]);
     }

@@ -2,6 +2,8 @@
 
   gradkit.relu, gradkit.dropout, gradkit.mhc_pre,
   gradkit.compressor, gradkit.flash_attention      torch.autograd functions (need torch)
+  gradkit.nn.functional                            torch.nn.functional drop-ins: scaled_dot_product_attention
+  gradkit.library                                  the operators as torch.ops.gradkit custom ops (torch >= 2.4)
   gradkit.ops                                      the raw operators, on torch tensors or numpy arrays
   gradkit.torch_npu                                torch_npu's names and keywords for the same operators
   gradkit.cann_ops_transformer                     the names of upstream's torch extension (compressor)
@@ -25,8 +27,8 @@ try:
 except ImportError:  # numpy only: the raw operators
     pass
 else:
-    from . import cann_ops_transformer, torch_npu
+    from . import cann_ops_transformer, library, nn, torch_npu
     from .autograd import compressor, dropout, flash_attention, flash_attention_causal_mask, mhc_pre, relu
 
 __all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "torch_npu",
-           "compressor", "flash_attention", "flash_attention_causal_mask", "cann_ops_transformer"]
+           "compressor", "flash_attention", "flash_attention_causal_mask", "cann_ops_transformer", "library", "nn"]

@@ -1,0 +1,147 @@
+"""gradkit's operators as torch.library custom ops (python/gradkit/library.py) and the SDPA drop-in
+(gradkit.nn.functional.scaled_dot_product_attention) with a current PyTorch: torch.library.opcheck (schema, fake
+kernel, autograd registration), torch.compile(fullgraph=True) and torch.export of a model using them, the drop-in
+against torch's own SDPA (values and gradients), and a second derivative refused."""
+import gradkit_package  # noqa: F401  (puts the built gradkit package on sys.path)
+import pytest
+import torch
+
+if not hasattr(torch.library, "custom_op"):
+    pytest.skip(f"torch {torch.__version__} has no torch.library.custom_op (>= 2.4)", allow_module_level=True)
+
+import gradkit
+from gradkit.nn.functional import scaled_dot_product_attention as gk_sdpa
+
+torch_sdpa = torch.nn.functional.scaled_dot_product_attention
+NO_WINDOW = 2147483647
+
+
+def fa_args(q, k, v, *, atten_mask=None, pse=None, sparse_mode=0, pse_type=1, keep_prob=1.0, seed=0):
+    """The custom forward op's arguments for a BNSD call."""
+    return (q, k, v, pse, atten_mask, None, q.shape[1], "BNSD", q.shape[-1] ** -0.5, keep_prob, NO_WINDOW, NO_WINDOW,
+            sparse_mode, pse_type, None, None, None, None, None, seed, 0, 0)
+
+
+def inputs(dtype, *, heads=4, kv_heads=2, rows=24, cols=40, dim=16, strided=False, grad=True):
+    torch.manual_seed(3)
+    q = torch.randn(2, heads, rows, dim)
+    k, v = torch.randn(2, kv_heads, cols, dim), torch.randn(2, kv_heads, cols, dim)
+    if strided:  # BSND storage viewed as BNSD: non-contiguous
+        q, k, v = (x.transpose(1, 2).contiguous().transpose(1, 2) for x in (q, k, v))
+    return [x.to(dtype).requires_grad_(grad) for x in (q, k, v)]
+
+
+def relative_l2(a, b):
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm()).item()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("strided", [False, True])
+def test_opcheck_forward_and_backward(dtype, strided):
+    q, k, v = inputs(dtype, strided=strided)
+    mask = torch.rand(24, 40, generator=torch.Generator().manual_seed(1)) > 0.8
+    torch.library.opcheck(torch.ops.gradkit.flash_attention_score, fa_args(q, k, v, atten_mask=mask))
+    out, smax, ssum = torch.ops.gradkit.flash_attention_score(*fa_args(q, k, v))
+    dy = torch.randn_like(out)
+    args = (q, k, v, dy, None, None, None, smax, ssum, out.detach()) + fa_args(q, k, v)[6:]
+    torch.library.opcheck(torch.ops.gradkit.flash_attention_score_grad, tuple(
+        x.detach() if isinstance(x, torch.Tensor) else x for x in args))
+
+
+def test_opcheck_with_dropout_and_causal_template():
+    q, k, v = inputs(torch.float32, rows=40)
+    causal = gradkit.flash_attention_causal_mask()
+    torch.library.opcheck(torch.ops.gradkit.flash_attention_score,
+                          fa_args(q, k, v, atten_mask=causal, sparse_mode=3, keep_prob=0.9, seed=5))
+
+
+@pytest.mark.parametrize("case", ["plain", "causal", "bool_mask", "float_mask", "gqa_5d"])
+def test_sdpa_drop_in_matches_torch_fp32(case):
+    q, k, v = inputs(torch.float32, kv_heads=4 if case != "gqa_5d" else 2)
+    kwargs = {}
+    if case == "causal":
+        kwargs["is_causal"] = True
+    elif case == "bool_mask":
+        kwargs["attn_mask"] = torch.rand(2, 1, 24, 40, generator=torch.Generator().manual_seed(2)) > 0.3
+    elif case == "float_mask":
+        kwargs["attn_mask"] = torch.randn(24, 40, generator=torch.Generator().manual_seed(2))
+    elif case == "gqa_5d":
+        q, k, v = (x.detach().unsqueeze(0).expand(3, *x.shape).requires_grad_() for x in (q, k, v))
+        kwargs["enable_gqa"] = True
+    ours, theirs = gk_sdpa(q, k, v, **kwargs), torch_sdpa(q, k, v, **kwargs)
+    assert ours.shape == theirs.shape
+    assert relative_l2(ours, theirs) < 2e-6
+    dy = torch.randn_like(theirs)
+    got = torch.autograd.grad(ours, (q, k, v), dy)
+    want = torch.autograd.grad(theirs, (q, k, v), dy)
+    for name, a, b in zip("qkv", got, want):
+        assert relative_l2(a, b) < 1e-5, name
+
+
+def test_sdpa_drop_in_bf16_as_close_to_fp32_as_torch_bf16():
+    # Against torch's SDPA in fp32 on the same bf16 values, ours must be as close as torch's own bf16 SDPA (the
+    # double benchmark's idea; torch's bf16 itself breaks the seed's 0.5 %-over rule there: 13 % of its elements).
+    q, k, v = inputs(torch.bfloat16, kv_heads=4)
+    reference = torch_sdpa(*(x.detach().float() for x in (q, k, v)), is_causal=True)
+    ours = gk_sdpa(q, k, v, is_causal=True).float()
+    theirs = torch_sdpa(q, k, v, is_causal=True).float()
+    assert relative_l2(ours, reference) <= 1.25 * relative_l2(theirs, reference)
+    assert (ours - reference).abs().max() <= 2 * (theirs - reference).abs().max()
+
+
+def test_sdpa_refuses_what_torch_refuses():
+    q, k, v = inputs(torch.float32)
+    with pytest.raises(RuntimeError, match="enable_gqa"):
+        gk_sdpa(q, k, v)
+    with pytest.raises(RuntimeError, match="is_causal"):
+        gk_sdpa(q, q, q, attn_mask=torch.ones(24, 24, dtype=torch.bool), is_causal=True)
+
+
+class Block(torch.nn.Module):
+    """A tiny attention block: projections around gradkit's SDPA."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, s, dim = x.shape
+        q, k, v = self.qkv(x).reshape(b, s, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4)
+        y = gk_sdpa(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, s, dim))
+
+
+def test_compile_fullgraph_matches_eager():
+    torch.manual_seed(0)
+    block = Block()
+    x = torch.randn(2, 20, 32, requires_grad=True)
+    eager = block(x)
+    eager.sum().backward()
+    eager_grads = [p.grad.clone() for p in block.parameters()] + [x.grad.clone()]
+    block.zero_grad()
+    x.grad = None
+    compiled = torch.compile(block, fullgraph=True, backend="aot_eager")(x)
+    compiled.sum().backward()
+    assert torch.equal(compiled, eager)
+    for a, b in zip([p.grad for p in block.parameters()] + [x.grad], eager_grads):
+        assert torch.equal(a, b)
+
+
+def test_export_traces_the_custom_op():
+    torch.manual_seed(0)
+    block = Block().eval()
+    x = torch.randn(2, 20, 32)
+    program = torch.export.export(block, (x,))
+    assert any("gradkit.flash_attention_score" in str(node.target) for node in program.graph.nodes)
+    assert torch.equal(program.module()(x), block(x))
+
+
+def test_double_backward_is_refused():
+    q, k, v = inputs(torch.float32, kv_heads=4)
+    out = gk_sdpa(q, k, v)
+    (gq,) = torch.autograd.grad(out.sum(), (q,), create_graph=True)
+    with pytest.raises(RuntimeError):
+        gq.sum().backward()
