@@ -96,7 +96,8 @@ aclnnStatus checkGradHRes(const MhcPreBackwardArgs& a, const std::vector<int64_t
   const std::string leadNames = mhcLeadNames(lead);
   if (a.gradHRes->dim() == a.x->dim()) {
     *residual = n * n;
-    return checkShapeIs(a.api, "gradHRes", *a.gradHRes, shapeWithTail(lead, {n, n}), "[" + leadNames + ", N, N]");
+    return checkShapeIs(a.api, "gradHRes", *a.gradHRes, shapeWithTail(lead, kernels::mhcResidualTail(n, *residual)),
+                        "[" + leadNames + ", N, N]");
   }
   if (!profile.factorialResidual) {
     return fail(ACLNN_ERR_PARAM_INVALID, a.api, "gradHRes",
