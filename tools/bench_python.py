@@ -5,7 +5,8 @@ Two tables:
   1. forward + backward through each autograd wrapper (gradkit.relu / dropout / mhc_pre / compressor /
      flash_attention) against the pure-torch reference on the same data (torch.relu, torch's dropout,
      gradkit.reference.mhc_pre, gradkit.reference.compressor and gradkit.reference.flash_attention in fp32): time
-     ratio.
+     ratio; and gradkit.nn.functional.scaled_dot_product_attention against torch's own SDPA (torch >= 2.0) in the
+     same dtype.
   2. the wrapper's own overhead: the raw operator through gradkit.ops (outputs given, so both sides do the same
      work) against the same operator called on the C API directly through ctypes (aclCreateTensor for every
      tensor, GetWorkspaceSize, the run, aclrtSynchronizeStream: what any caller must do). Goal: < 5 % from 1M
@@ -188,6 +189,24 @@ def flash_attention_rows(repeat):
         print(f"{'flash_attn':10} {'fp32 q':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
 
 
+def sdpa_rows(repeat):
+    """The SDPA drop-in against torch's SDPA, causal, [B, H, S, D] = [1, 8, S, 64], fp32 and bf16, fwd + bwd."""
+    if not hasattr(F, "scaled_dot_product_attention"):
+        print(f"{'sdpa':10} skipped: torch {torch.__version__} has no scaled_dot_product_attention")
+        return
+    sdpa = gradkit.nn.functional.scaled_dot_product_attention
+    for seq in (1024, 2048):
+        for dtype in (torch.float32, torch.bfloat16):
+            generator = torch.Generator().manual_seed(0)
+            params = [torch.randn(1, 8, seq, 64, generator=generator).to(dtype).requires_grad_() for _ in range(3)]
+            grads = [torch.randn(1, 8, seq, 64, generator=generator).to(dtype)]
+            a, b = interleaved(lambda: forward_backward(lambda *t: sdpa(*t, is_causal=True), params, grads),
+                               lambda: forward_backward(lambda *t: F.scaled_dot_product_attention(*t, is_causal=True),
+                                                        params, grads), max(repeat // 6, 3))
+            print(f"{'sdpa':10} {str(dtype)[6:] + ' q':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} "
+                  f"{a / b:6.2f}")
+
+
 def wrapper_rows(sizes, repeat):
     print("1. forward + backward, autograd wrapper vs pure-torch reference (same data)")
     print(f"{'op':10} {'dtype':9} {'elements':>9} {'gradkit ms':>11} {'torch ms':>9} {'ratio':>6}")
@@ -211,6 +230,7 @@ def wrapper_rows(sizes, repeat):
         print(f"{'mhc_pre':10} {'bf16 x':9} {params[0].numel():9d} {a * 1e3:11.3f} {b * 1e3:9.3f} {a / b:6.2f}")
     compressor_rows(repeat)
     flash_attention_rows(repeat)
+    sdpa_rows(repeat)
 
 
 def overhead_rows(sizes, repeat):

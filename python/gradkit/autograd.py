@@ -3,13 +3,16 @@ gradkit's kernels run inside an ordinary PyTorch training step (CPU tensors, any
 
 Each user function carries its pieces as attributes: `.Function` (the autograd.Function), `.forward_op` and
 `.backward_op` (the raw operators of gradkit.ops it calls). A new operator follows the same pattern: a Function
-class calling gradkit.ops, a function with those three attributes, an entry in __all__ and in gradkit/__init__.py."""
+class calling gradkit.ops, a function with those three attributes, an entry in __all__ and in gradkit/__init__.py.
+
+On torch >= 2.4 the functions call the torch.ops.gradkit custom ops of gradkit.library instead (the same operators,
+traceable by torch.compile and torch.export) where one exists for the call; the Functions stay for older torch."""
 import math
 
 import torch
 from torch.autograd.function import once_differentiable
 
-from . import ops
+from . import library, ops
 
 __all__ = ["relu", "dropout", "mhc_pre", "compressor", "flash_attention"]
 
@@ -43,6 +46,8 @@ class ReluFunction(torch.autograd.Function):
 
 def relu(x):
     """max(x, 0) with gradkit's ThresholdBackward as the backward. dtypes: float32, float16, bfloat16."""
+    if library.AVAILABLE:
+        return torch.ops.gradkit.relu(x)
     return ReluFunction.apply(x)
 
 
@@ -68,7 +73,11 @@ def dropout(x, p=0.5, training=True, *, seed=None, offset=0, return_mask=False):
     """Dropout as torch.nn.functional.dropout (zero with probability p, scale the rest by 1/(1-p); identity when
     not training), with gradkit's masks: the Ascend950 Philox stream of (seed, offset). seed None draws one from
     torch's global generator. return_mask also returns the packed UINT8 keep mask (unpack_dropout_mask)."""
-    out, mask = DropoutFunction.apply(x, float(p), bool(training), seed, int(offset))
+    if library.AVAILABLE:
+        seed = ops.random_seed(x) if seed is None else int(seed)
+        out, mask = torch.ops.gradkit.native_dropout(x, float(p), bool(training), seed, int(offset))
+    else:
+        out, mask = DropoutFunction.apply(x, float(p), bool(training), seed, int(offset))
     return (out, mask) if return_mask else out
 
 
@@ -112,6 +121,8 @@ def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_i
     (h_in, h_post) for alpha [2] (forward only). x [T, N, D] or [B, S, N, D] bfloat16 / float16; phi [F, N*D],
     alpha, bias [F], gamma [N, D] or None float32. op_impl_mode None: the V1 entry points; 0 / 1: V2 with fp32 /
     HF32 matmul operands. Gradients flow to x, phi, alpha, bias and gamma."""
+    if library.AVAILABLE and alpha.shape[0] == 3:
+        return torch.ops.gradkit.mhc_pre(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)[:3]
     return MhcPreFunction.apply(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)
 
 
@@ -207,6 +218,13 @@ def flash_attention(query, key, value, head_num, input_layout="BNSD", *, pse=Non
                    next_tokens=int(next_tokens), sparse_mode=int(sparse_mode), pse_type=int(pse_type), prefix=prefix,
                    actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx,
                    kv_start_idx=kv_start_idx, seed=seed, offset=int(offset), inner_precise=int(inner_precise))
+    if library.AVAILABLE:
+        lists = [ops._int_list(options[k]) for k in library.FA_LIST_OPTIONS]
+        return torch.ops.gradkit.flash_attention_score(
+            query, key, value, pse, atten_mask, drop_mask, int(head_num), str(input_layout), options["scale"],
+            options["keep_prob"], options["pre_tokens"], options["next_tokens"], options["sparse_mode"],
+            options["pse_type"], *lists, 0 if seed is None else int(seed), options["offset"],
+            options["inner_precise"])[0]
     return FlashAttentionFunction.apply(query, key, value, pse, atten_mask, drop_mask, int(head_num),
                                         str(input_layout), options)
 

@@ -18,6 +18,9 @@ AVAILABLE = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
 
 Tensor = torch.Tensor
 
+# The flash attention op's integer-list arguments, in its order.
+FA_LIST_OPTIONS = ("prefix", "actual_seq_qlen", "actual_seq_kvlen", "q_start_idx", "kv_start_idx")
+
 
 def _fa_options(scale, keep_prob, pre_tokens, next_tokens, sparse_mode, pse_type, prefix, actual_seq_qlen,
                 actual_seq_kvlen, q_start_idx, kv_start_idx, seed, offset, inner_precise):
@@ -92,3 +95,120 @@ if AVAILABLE:
         return (dq, dk, dv) + (None,) * (len(_FA_TENSORS) - 3 + len(_FA_ATTRIBUTES))
 
     flash_attention_score.register_autograd(_fa_backward, setup_context=_fa_setup_context)
+
+    # ReLU: torch's forward, aclnnThresholdBackward as its backward (as PyTorch's own ReLU).
+    @torch.library.custom_op(f"{NAMESPACE}::threshold_backward", mutates_args=())
+    def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
+        """gradkit.ops.threshold_backward: grad_output where self > threshold, else 0 (broadcast shape)."""
+        return ops.threshold_backward(grad_output, self, threshold)
+
+    @threshold_backward.register_fake
+    def _(grad_output, self, threshold):
+        return grad_output.new_empty(torch.broadcast_shapes(grad_output.shape, self.shape))
+
+    @torch.library.custom_op(f"{NAMESPACE}::relu", mutates_args=())
+    def relu(x: Tensor) -> Tensor:
+        """max(x, 0) (torch's forward) whose backward is gradkit's threshold_backward."""
+        return torch.relu(x)
+
+    @relu.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    def _relu_setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    def _relu_backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return threshold_backward(grad, y, 0.0)
+
+    relu.register_autograd(_relu_backward, setup_context=_relu_setup_context)
+
+    # Dropout: native_dropout (out and the packed keep mask) and its backward with that mask.
+    @torch.library.custom_op(f"{NAMESPACE}::native_dropout", mutates_args=())
+    def native_dropout(input: Tensor, p: float, train: bool, seed: int, offset: int) -> Tuple[Tensor, Tensor]:
+        """gradkit.ops.native_dropout: (out, packed UINT8 keep mask) from the Philox stream of (seed, offset)."""
+        return ops.native_dropout(input, p, train, seed=seed, offset=offset)
+
+    @native_dropout.register_fake
+    def _(input, p, train, seed, offset):
+        mask_bytes = ops.dropout_mask_bytes(input.numel())
+        return input.new_empty(input.shape), input.new_empty((mask_bytes,), dtype=torch.uint8)
+
+    @torch.library.custom_op(f"{NAMESPACE}::native_dropout_backward", mutates_args=())
+    def native_dropout_backward(grad: Tensor, mask: Tensor, scale: float) -> Tensor:
+        """gradkit.ops.native_dropout_backward: grad * keep * scale."""
+        return ops.native_dropout_backward(grad, mask, scale)
+
+    @native_dropout_backward.register_fake
+    def _(grad, mask, scale):
+        return grad.new_empty(grad.shape)
+
+    def _dropout_setup_context(ctx, inputs, output):
+        _, p, train, _, _ = inputs
+        ctx.save_for_backward(output[1])
+        ctx.scale = ops.native_dropout_scale(p, train)
+        ctx.mark_non_differentiable(output[1])
+
+    def _dropout_backward(ctx, grad, _grad_mask):
+        (mask,) = ctx.saved_tensors
+        return native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
+
+    native_dropout.register_autograd(_dropout_backward, setup_context=_dropout_setup_context)
+
+    # mHC pre-mapping with alpha [3] (h_res) and the caches; the backward's grad_gamma is an empty tensor without gamma.
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_pre", mutates_args=())
+    def mhc_pre(x: Tensor, phi: Tensor, alpha: Tensor, bias: Tensor, gamma: Optional[Tensor], norm_eps: float,
+                hc_eps: float, op_impl_mode: Optional[int]) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """gradkit.ops.mhc_pre (alpha [3]): (h_in, h_post, h_res, inv_rms, h_mix, h_pre)."""
+        return tuple(ops.mhc_pre(x, phi, alpha, bias, gamma, norm_eps=norm_eps, hc_eps=hc_eps,
+                                 op_impl_mode=op_impl_mode))
+
+    @mhc_pre.register_fake
+    def _(x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
+        lead, n, d, rows = tuple(x.shape[:-2]), x.shape[-2], x.shape[-1], phi.shape[0]
+        fp32 = dict(dtype=torch.float32)
+        tail = tuple(ops._C.mhc_residual_tail(n, rows))
+        return (x.new_empty(lead + (d,)), x.new_empty(lead + (n,), **fp32), x.new_empty(lead + tail, **fp32),
+                x.new_empty(lead, **fp32), x.new_empty(lead + (rows,), **fp32), x.new_empty(lead + (n,), **fp32))
+
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_pre_backward", mutates_args=())
+    def mhc_pre_backward(x: Tensor, phi: Tensor, alpha: Tensor, grad_h_in: Tensor, grad_h_post: Tensor,
+                         grad_h_res: Tensor, inv_rms: Tensor, h_mix: Tensor, h_pre: Tensor, h_post: Tensor,
+                         gamma: Optional[Tensor], hc_eps: float,
+                         op_impl_mode: Optional[int]) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """gradkit.ops.mhc_pre_backward: (grad_x, grad_phi, grad_alpha, grad_bias, grad_gamma or an empty tensor)."""
+        grads = ops.mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post,
+                                     gamma, hc_eps=hc_eps, op_impl_mode=op_impl_mode)
+        grad_gamma = grads.grad_gamma if gamma is not None else x.new_empty((0,), dtype=torch.float32)
+        return grads.grad_x, grads.grad_phi, grads.grad_alpha, grads.grad_bias, grad_gamma
+
+    @mhc_pre_backward.register_fake
+    def _(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post, gamma, hc_eps,
+          op_impl_mode):
+        fp32 = dict(dtype=torch.float32)
+        grad_gamma = x.new_empty(gamma.shape if gamma is not None else (0,), **fp32)
+        return (x.new_empty(x.shape), phi.new_empty(phi.shape, **fp32), x.new_empty((3,), **fp32),
+                x.new_empty((phi.shape[0],), **fp32), grad_gamma)
+
+    def _mhc_setup_context(ctx, inputs, output):
+        x, phi, alpha, _bias, gamma, _norm_eps, hc_eps, op_impl_mode = inputs
+        _h_in, h_post, h_res, inv_rms, h_mix, h_pre = output
+        ctx.save_for_backward(x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post)
+        ctx.hc_eps, ctx.op_impl_mode, ctx.res_shape = hc_eps, op_impl_mode, h_res.shape
+        ctx.mark_non_differentiable(inv_rms, h_mix, h_pre)
+
+    def _mhc_backward(ctx, grad_h_in, grad_h_post, grad_h_res, *_caches):
+        x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post = ctx.saved_tensors
+        # Outputs that took no part in the loss get zero gradients of their shape.
+        if grad_h_in is None:
+            grad_h_in = x.new_zeros(x.shape[:-2] + x.shape[-1:])
+        if grad_h_post is None:
+            grad_h_post = h_post.new_zeros(h_post.shape)
+        if grad_h_res is None:
+            grad_h_res = h_post.new_zeros(ctx.res_shape)
+        grads = mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post,
+                                 gamma, ctx.hc_eps, ctx.op_impl_mode)
+        return grads[0], grads[1], grads[2], grads[3], grads[4] if gamma is not None else None, None, None, None
+
+    mhc_pre.register_autograd(_mhc_backward, setup_context=_mhc_setup_context)

@@ -1,7 +1,8 @@
 """gradkit's operators as torch.library custom ops (python/gradkit/library.py) and the SDPA drop-in
 (gradkit.nn.functional.scaled_dot_product_attention) with a current PyTorch: torch.library.opcheck (schema, fake
-kernel, autograd registration), torch.compile(fullgraph=True) and torch.export of a model using them, the drop-in
-against torch's own SDPA (values and gradients), and a second derivative refused."""
+kernel, autograd registration) of every custom op, torch.compile(fullgraph=True) and torch.export of models using
+them (gradkit.relu, dropout, mhc_pre and the SDPA drop-in), the drop-in against torch's own SDPA (values and
+gradients), and a second derivative refused."""
 import gradkit_package  # noqa: F401  (puts the built gradkit package on sys.path)
 import pytest
 import torch
@@ -47,6 +48,43 @@ def test_opcheck_forward_and_backward(dtype, strided):
     args = (q, k, v, dy, None, None, None, smax, ssum, out.detach()) + fa_args(q, k, v)[6:]
     torch.library.opcheck(torch.ops.gradkit.flash_attention_score_grad, tuple(
         x.detach() if isinstance(x, torch.Tensor) else x for x in args))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_opcheck_relu_and_dropout(dtype):
+    torch.manual_seed(1)
+    x = torch.randn(5, 37).to(dtype).requires_grad_()
+    strided = torch.randn(37, 5).to(dtype).t().requires_grad_()  # non-contiguous
+    for value in (x, strided):
+        torch.library.opcheck(torch.ops.gradkit.relu, (value,))
+        torch.library.opcheck(torch.ops.gradkit.threshold_backward, (torch.randn(5, 37).to(dtype), value.detach(), 0.5))
+        torch.library.opcheck(torch.ops.gradkit.native_dropout, (value, 0.3, True, 7, 4))
+    _, mask = torch.ops.gradkit.native_dropout(x.detach(), 0.3, True, 7, 4)
+    torch.library.opcheck(torch.ops.gradkit.native_dropout_backward, (torch.randn(5, 37).to(dtype), mask, 1 / 0.7))
+
+
+def mhc_inputs(tokens=6, n=4, dim=64, lead=()):
+    torch.manual_seed(2)
+    rows = 2 * n + n * n
+    x = torch.randn(*lead, tokens, n, dim).bfloat16().requires_grad_()
+    phi = (0.05 * torch.randn(rows, n * dim)).requires_grad_()
+    alpha = torch.tensor([0.8, 1.1, 0.9], requires_grad=True)
+    bias = (0.1 * torch.randn(rows)).requires_grad_()
+    gamma = (0.5 + torch.rand(n, dim)).requires_grad_()
+    return x, phi, alpha, bias, gamma
+
+
+@pytest.mark.parametrize("with_gamma", [True, False])
+def test_opcheck_mhc_pre(with_gamma):
+    x, phi, alpha, bias, gamma = mhc_inputs()
+    torch.library.opcheck(torch.ops.gradkit.mhc_pre,
+                          (x, phi, alpha, bias, gamma if with_gamma else None, 1e-6, 1e-6, None))
+    outs = torch.ops.gradkit.mhc_pre(x.detach(), phi.detach(), alpha.detach(), bias.detach(), gamma.detach(), 1e-6,
+                                     1e-6, 0)
+    h_in, h_post, h_res, inv_rms, h_mix, h_pre = outs
+    args = (x.detach(), phi.detach(), alpha.detach(), torch.randn_like(h_in), torch.randn_like(h_post),
+            torch.randn_like(h_res), inv_rms, h_mix, h_pre, h_post, gamma.detach() if with_gamma else None, 1e-6, 0)
+    torch.library.opcheck(torch.ops.gradkit.mhc_pre_backward, args)
 
 
 def test_opcheck_with_dropout_and_causal_template():
@@ -130,6 +168,40 @@ def test_compile_fullgraph_matches_eager():
         assert torch.equal(a, b)
 
 
+class EveryOp(torch.nn.Module):
+    """mHC pre-mapping of 4 streams, the attention block, gradkit's ReLU and dropout (a fixed seed: drawing one would
+    read a tensor's value, which fullgraph tracing refuses)."""
+
+    def __init__(self, n=4, dim=64):  # mHC needs D a multiple of 64
+        super().__init__()
+        rows = 2 * n + n * n
+        self.phi = torch.nn.Parameter(0.05 * torch.randn(rows, n * dim))
+        self.alpha = torch.nn.Parameter(torch.tensor([0.8, 1.1, 0.9]))
+        self.bias = torch.nn.Parameter(0.1 * torch.randn(rows))
+        self.block = Block(dim)
+
+    def forward(self, streams):
+        h_in, h_post, h_res = gradkit.mhc_pre(streams, self.phi, self.alpha, self.bias)
+        y = gradkit.dropout(gradkit.relu(self.block(h_in.float())), 0.1, seed=11)
+        return y.square().mean() + h_post.square().mean() + h_res.square().mean()
+
+
+def test_compile_fullgraph_of_every_op_matches_eager():
+    torch.manual_seed(0)
+    model = EveryOp()
+    streams = torch.randn(2, 20, 4, 64).bfloat16().requires_grad_()
+    eager = model(streams)
+    eager.backward()
+    eager_grads = [p.grad.clone() for p in model.parameters()] + [streams.grad.clone()]
+    model.zero_grad()
+    streams.grad = None
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(streams)
+    compiled.backward()
+    assert torch.equal(compiled, eager)
+    for a, b in zip([p.grad for p in model.parameters()] + [streams.grad], eager_grads):
+        assert torch.equal(a, b)
+
+
 def test_export_traces_the_custom_op():
     torch.manual_seed(0)
     block = Block().eval()
@@ -137,6 +209,13 @@ def test_export_traces_the_custom_op():
     program = torch.export.export(block, (x,))
     assert any("gradkit.flash_attention_score" in str(node.target) for node in program.graph.nodes)
     assert torch.equal(program.module()(x), block(x))
+    model = EveryOp().eval()
+    streams = torch.randn(2, 20, 4, 64).bfloat16()
+    program = torch.export.export(model, (streams,))
+    targets = {str(node.target) for node in program.graph.nodes}
+    for op in ("mhc_pre", "relu", "native_dropout", "flash_attention_score"):
+        assert any(f"gradkit.{op}." in target for target in targets), op
+    assert torch.equal(program.module()(streams), model(streams))
 
 
 def test_double_backward_is_refused():
