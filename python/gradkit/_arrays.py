@@ -44,12 +44,24 @@ def shape_of(value):
     return tuple(value.shape)
 
 
+def _unwrapped(tensor):
+    """The plain tensor inside torch.func's wrappers (a torch.func.grad level wraps the tensors an autograd.Function's
+    backward receives; DLPack cannot read a wrapper's memory)."""
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is None or not hasattr(functorch, "is_functorch_wrapped_tensor"):
+        return tensor
+    while functorch.is_functorch_wrapped_tensor(tensor):
+        tensor = functorch.get_unwrapped(tensor)
+    return tensor
+
+
 def arg(value):
     """What gradkit._C receives for an input: torch tensors detached (DLPack refuses tensors that require grad;
-    the memory is the same), everything else as it is."""
+    the memory is the same) and out of torch.func's wrappers, everything else as it is."""
     if value is None:
         return None
     if is_torch(value):
+        value = _unwrapped(value)
         return value.detach() if value.requires_grad else value
     return value
 

@@ -5,8 +5,8 @@ Each user function carries its pieces as attributes: `.Function` (the autograd.F
 `.backward_op` (the raw operators of gradkit.ops it calls). A new operator follows the same pattern: a Function
 class calling gradkit.ops, a function with those three attributes, an entry in __all__ and in gradkit/__init__.py.
 
-On torch >= 2.4 the functions call the torch.ops.gradkit custom ops of gradkit.library instead (the same operators,
-traceable by torch.compile and torch.export) where one exists for the call; the Functions stay for older torch."""
+On torch >= 2.4, while torch.compile / torch.export trace or a torch.func transform runs, the functions call the
+torch.ops.gradkit custom ops of gradkit.library instead (the same operators; library.use_custom_ops)."""
 import math
 
 import torch
@@ -17,6 +17,28 @@ from . import library, ops
 __all__ = ["relu", "dropout", "mhc_pre", "compressor", "flash_attention"]
 
 
+# torch >= 2.0 separates forward from setup_context, which torch.func (grad, vjp, jacrev) needs; 1.13 has only
+# forward(ctx, ...). Each Function below is written as forward(*inputs) + setup(ctx, inputs, outputs) + backward and
+# built for the torch at hand.
+_SEPARATE_SETUP = int(torch.__version__.split(".")[0]) >= 2
+
+
+def _function(name, doc, forward, setup, backward):
+    """A torch.autograd.Function from forward(*inputs), setup(ctx, inputs, outputs) and backward(ctx, *grads)."""
+    if _SEPARATE_SETUP:
+        body = {"forward": staticmethod(forward), "setup_context": staticmethod(setup)}
+    else:
+        def forward_with_ctx(ctx, *inputs):
+            outputs = forward(*inputs)
+            setup(ctx, inputs, outputs)
+            return outputs
+
+        body = {"forward": staticmethod(forward_with_ctx)}
+    # gradkit's backward operators have no backward: a second derivative raises
+    body.update(__doc__=doc, backward=staticmethod(once_differentiable(backward)))
+    return type(name, (torch.autograd.Function,), body)
+
+
 def _attach(function, autograd_function, forward_op, backward_op):
     function.Function = autograd_function
     function.forward_op = forward_op
@@ -24,56 +46,61 @@ def _attach(function, autograd_function, forward_op, backward_op):
     return function
 
 
-class ReluFunction(torch.autograd.Function):
-    """ReLU: forward in torch (gradkit has no forward ReLU operator), backward by aclnnThresholdBackward on the
-    saved output, as PyTorch's own ReLU backward (threshold_backward(grad, result, 0))."""
+def _relu_forward(x):
+    try:
+        return torch.relu(x)
+    except RuntimeError:  # torch 1.13 has no fp16 ReLU on the CPU: through fp32 (exact, ReLU selects)
+        return torch.relu(x.float()).to(x.dtype)
 
-    @staticmethod
-    def forward(ctx, x):
-        try:
-            y = torch.relu(x)
-        except RuntimeError:  # torch 1.13 has no fp16 ReLU on the CPU: through fp32 (exact, ReLU selects)
-            y = torch.relu(x.float()).to(x.dtype)
-        ctx.save_for_backward(y)
-        return y
 
-    @staticmethod
-    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return ops.threshold_backward(grad, y, 0)
+def _relu_setup(ctx, inputs, y):
+    ctx.save_for_backward(y)
+
+
+def _relu_backward(ctx, grad):
+    (y,) = ctx.saved_tensors
+    return ops.threshold_backward(grad, y, 0)
+
+
+ReluFunction = _function(
+    "ReluFunction", """ReLU: forward in torch (gradkit has no forward ReLU operator), backward by aclnnThresholdBackward
+    on the saved output, as PyTorch's own ReLU backward (threshold_backward(grad, result, 0)).""", _relu_forward,
+    _relu_setup, _relu_backward)
 
 
 def relu(x):
     """max(x, 0) with gradkit's ThresholdBackward as the backward. dtypes: float32, float16, bfloat16."""
-    if library.AVAILABLE:
+    if library.use_custom_ops():
         return torch.ops.gradkit.relu(x)
     return ReluFunction.apply(x)
 
 
-class DropoutFunction(torch.autograd.Function):
-    """native_dropout forward (packed keep mask) and native_dropout_backward with that mask."""
+def _dropout_forward(x, p, training, seed, offset):
+    return ops.native_dropout(x, p, training, seed=seed, offset=offset)
 
-    @staticmethod
-    def forward(ctx, x, p, training, seed, offset):
-        out, mask = ops.native_dropout(x, p, training, seed=seed, offset=offset)
-        ctx.save_for_backward(mask)
-        ctx.scale = ops.native_dropout_scale(p, training)
-        ctx.mark_non_differentiable(mask)
-        return out, mask
 
-    @staticmethod
-    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
-    def backward(ctx, grad, _grad_mask):
-        (mask,) = ctx.saved_tensors
-        return ops.native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
+def _dropout_setup(ctx, inputs, outputs):
+    _, p, training, _, _ = inputs
+    ctx.save_for_backward(outputs[1])
+    ctx.scale = ops.native_dropout_scale(p, training)
+    ctx.mark_non_differentiable(outputs[1])
+
+
+def _dropout_backward(ctx, grad, _grad_mask):
+    (mask,) = ctx.saved_tensors
+    return ops.native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
+
+
+DropoutFunction = _function(
+    "DropoutFunction", "native_dropout forward (packed keep mask) and native_dropout_backward with that mask.",
+    _dropout_forward, _dropout_setup, _dropout_backward)
 
 
 def dropout(x, p=0.5, training=True, *, seed=None, offset=0, return_mask=False):
     """Dropout as torch.nn.functional.dropout (zero with probability p, scale the rest by 1/(1-p); identity when
     not training), with gradkit's masks: the Ascend950 Philox stream of (seed, offset). seed None draws one from
     torch's global generator. return_mask also returns the packed UINT8 keep mask (unpack_dropout_mask)."""
-    if library.AVAILABLE:
+    if library.use_custom_ops():
         seed = ops.random_seed(x) if seed is None else int(seed)
         out, mask = torch.ops.gradkit.native_dropout(x, float(p), bool(training), seed, int(offset))
     else:
@@ -81,39 +108,41 @@ def dropout(x, p=0.5, training=True, *, seed=None, offset=0, return_mask=False):
     return (out, mask) if return_mask else out
 
 
-class MhcPreFunction(torch.autograd.Function):
-    """aclnnMhcPre[V2] forward (with the caches) and aclnnMhcPreBackward[V2] backward."""
+def _mhc_forward(x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
+    out = ops.mhc_pre(x, phi, alpha, bias, gamma, norm_eps=norm_eps, hc_eps=hc_eps, op_impl_mode=op_impl_mode)
+    return tuple(o for o in out if o is not None)  # h_in, h_post, (h_res,) then the caches inv_rms, h_mix, h_pre
 
-    @staticmethod
-    def forward(ctx, x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
-        out = ops.mhc_pre(x, phi, alpha, bias, gamma, norm_eps=norm_eps, hc_eps=hc_eps, op_impl_mode=op_impl_mode)
-        ctx.save_for_backward(x, phi, alpha, gamma, out.inv_rms, out.h_mix, out.h_pre, out.h_post)
-        ctx.hc_eps = hc_eps
-        ctx.op_impl_mode = op_impl_mode
-        ctx.has_gamma = gamma is not None
-        ctx.res_shape = None if out.h_res is None else tuple(out.h_res.shape)
-        if out.h_res is None:
-            return out.h_in, out.h_post
-        return out.h_in, out.h_post, out.h_res
 
-    @staticmethod
-    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
-    def backward(ctx, grad_h_in, grad_h_post, grad_h_res=None):
-        x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post = ctx.saved_tensors
-        # Outputs that took no part in the loss get no gradient from autograd: zeros of their shape.
-        if grad_h_in is None:
-            grad_h_in = torch.zeros(x.shape[:-2] + x.shape[-1:], dtype=x.dtype)
-        if grad_h_post is None:
-            grad_h_post = torch.zeros(h_post.shape, dtype=torch.float32)
-        if grad_h_res is None:
-            if ctx.res_shape is None:
-                raise NotImplementedError("aclnnMhcPreBackward has no alpha [2] variant (no h_res)")
-            grad_h_res = torch.zeros(ctx.res_shape, dtype=torch.float32)
-        grads = ops.mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre,
-                                     h_post, gamma if ctx.has_gamma else None, hc_eps=ctx.hc_eps,
-                                     op_impl_mode=ctx.op_impl_mode)
-        grad_gamma = grads.grad_gamma if ctx.has_gamma else None
-        return grads.grad_x, grads.grad_phi, grads.grad_alpha, grads.grad_bias, grad_gamma, None, None, None
+def _mhc_setup(ctx, inputs, outputs):
+    x, phi, alpha, _bias, gamma, _norm_eps, hc_eps, op_impl_mode = inputs
+    h_post, caches = outputs[1], outputs[-3:]
+    ctx.save_for_backward(x, phi, alpha, gamma, *caches, h_post)
+    ctx.hc_eps, ctx.op_impl_mode, ctx.has_gamma = hc_eps, op_impl_mode, gamma is not None
+    ctx.res_shape = tuple(outputs[2].shape) if len(outputs) == 6 else None
+    ctx.mark_non_differentiable(*caches)
+
+
+def _mhc_backward(ctx, grad_h_in, grad_h_post, *rest):
+    x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post = ctx.saved_tensors
+    grad_h_res = rest[0] if ctx.res_shape is not None else None
+    # Outputs that took no part in the loss get no gradient from autograd: zeros of their shape.
+    if grad_h_in is None:
+        grad_h_in = torch.zeros(x.shape[:-2] + x.shape[-1:], dtype=x.dtype)
+    if grad_h_post is None:
+        grad_h_post = torch.zeros(h_post.shape, dtype=torch.float32)
+    if grad_h_res is None:
+        if ctx.res_shape is None:
+            raise NotImplementedError("aclnnMhcPreBackward has no alpha [2] variant (no h_res)")
+        grad_h_res = torch.zeros(ctx.res_shape, dtype=torch.float32)
+    grads = ops.mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post,
+                                 gamma if ctx.has_gamma else None, hc_eps=ctx.hc_eps, op_impl_mode=ctx.op_impl_mode)
+    grad_gamma = grads.grad_gamma if ctx.has_gamma else None
+    return grads.grad_x, grads.grad_phi, grads.grad_alpha, grads.grad_bias, grad_gamma, None, None, None
+
+
+MhcPreFunction = _function(
+    "MhcPreFunction", """aclnnMhcPre[V2] forward and aclnnMhcPreBackward[V2] backward: outputs h_in, h_post, (h_res,)
+    and the caches inv_rms, h_mix, h_pre (not differentiable).""", _mhc_forward, _mhc_setup, _mhc_backward)
 
 
 def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_impl_mode=None):
@@ -121,9 +150,10 @@ def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_i
     (h_in, h_post) for alpha [2] (forward only). x [T, N, D] or [B, S, N, D] bfloat16 / float16; phi [F, N*D],
     alpha, bias [F], gamma [N, D] or None float32. op_impl_mode None: the V1 entry points; 0 / 1: V2 with fp32 /
     HF32 matmul operands. Gradients flow to x, phi, alpha, bias and gamma."""
-    if library.AVAILABLE and alpha.shape[0] == 3:
+    if alpha.shape[0] == 3 and library.use_custom_ops():
         return torch.ops.gradkit.mhc_pre(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)[:3]
-    return MhcPreFunction.apply(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)
+    outputs = MhcPreFunction.apply(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)
+    return outputs[:-3]
 
 
 _attach(relu, ReluFunction, None, ops.threshold_backward)
@@ -172,30 +202,33 @@ def compressor(x, wkv, wgate, ape, cmp_ratio, *, state_cache=None, state_block_t
 _attach(compressor, CompressorFunction, ops.compressor, ops.compressor_grad)
 
 
-class FlashAttentionFunction(torch.autograd.Function):
-    """The flash attention forward (gradkit.ops.flash_attention_score) and backward (flash_attention_score_grad),
-    fed the forward's attention_out, softmax_max and softmax_sum and, for dropout, its seed and offset (or packed
-    mask), so both directions use the same keep mask. Gradients for query, key and value; pse, masks and the
-    per-batch values get none (upstream computes no pse gradient)."""
+def _fa_forward(query, key, value, pse, atten_mask, drop_mask, head_num, input_layout, options):
+    out = ops.flash_attention_score(query, key, value, head_num, input_layout, pse=pse, atten_mask=atten_mask,
+                                    drop_mask=drop_mask, **options)
+    return out.attention_out, out.softmax_max, out.softmax_sum
 
-    @staticmethod
-    def forward(ctx, query, key, value, pse, atten_mask, drop_mask, head_num, input_layout, options):
-        out = ops.flash_attention_score(query, key, value, head_num, input_layout, pse=pse, atten_mask=atten_mask,
-                                        drop_mask=drop_mask, **options)
-        ctx.save_for_backward(query, key, value, pse, atten_mask, drop_mask, out.attention_out, out.softmax_max,
-                              out.softmax_sum)
-        ctx.head_num, ctx.input_layout = head_num, input_layout
-        ctx.options = dict(options, seed=out.seed, offset=out.offset)
-        return out.attention_out
 
-    @staticmethod
-    @once_differentiable  # gradkit's backward operators have no backward: a second derivative raises
-    def backward(ctx, dy):
-        query, key, value, pse, atten_mask, drop_mask, out, softmax_max, softmax_sum = ctx.saved_tensors
-        grads = ops.flash_attention_score_grad(query, key, value, dy.contiguous(), ctx.head_num, ctx.input_layout,
-                                               softmax_max, softmax_sum, out, pse=pse, atten_mask=atten_mask,
-                                               drop_mask=drop_mask, **ctx.options)
-        return grads.dq, grads.dk, grads.dv, None, None, None, None, None, None
+def _fa_setup(ctx, inputs, outputs):
+    query, key, value, pse, atten_mask, drop_mask, head_num, input_layout, options = inputs
+    ctx.save_for_backward(query, key, value, pse, atten_mask, drop_mask, *outputs)
+    ctx.head_num, ctx.input_layout, ctx.options = head_num, input_layout, options
+    ctx.mark_non_differentiable(outputs[1], outputs[2])
+
+
+def _fa_backward(ctx, dy, _grad_max, _grad_sum):
+    query, key, value, pse, atten_mask, drop_mask, out, softmax_max, softmax_sum = ctx.saved_tensors
+    grads = ops.flash_attention_score_grad(query, key, value, dy.contiguous(), ctx.head_num, ctx.input_layout,
+                                           softmax_max, softmax_sum, out, pse=pse, atten_mask=atten_mask,
+                                           drop_mask=drop_mask, **ctx.options)
+    return grads.dq, grads.dk, grads.dv, None, None, None, None, None, None
+
+
+FlashAttentionFunction = _function(
+    "FlashAttentionFunction", """The flash attention forward (gradkit.ops.flash_attention_score: attention_out and
+    the statistics, which are not differentiable) and backward (flash_attention_score_grad), fed the forward's
+    attention_out, softmax_max and softmax_sum and, for dropout, the seed and offset (or packed mask) the caller
+    fixed, so both directions use the same keep mask. Gradients for query, key and value; pse, masks and the
+    per-batch values get none (upstream computes no pse gradient).""", _fa_forward, _fa_setup, _fa_backward)
 
 
 def flash_attention(query, key, value, head_num, input_layout="BNSD", *, pse=None, atten_mask=None, scale=None,
@@ -218,7 +251,7 @@ def flash_attention(query, key, value, head_num, input_layout="BNSD", *, pse=Non
                    next_tokens=int(next_tokens), sparse_mode=int(sparse_mode), pse_type=int(pse_type), prefix=prefix,
                    actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx,
                    kv_start_idx=kv_start_idx, seed=seed, offset=int(offset), inner_precise=int(inner_precise))
-    if library.AVAILABLE:
+    if library.use_custom_ops():
         lists = [ops._int_list(options[k]) for k in library.FA_LIST_OPTIONS]
         return torch.ops.gradkit.flash_attention_score(
             query, key, value, pse, atten_mask, drop_mask, int(head_num), str(input_layout), options["scale"],
@@ -226,7 +259,7 @@ def flash_attention(query, key, value, head_num, input_layout="BNSD", *, pse=Non
             options["pse_type"], *lists, 0 if seed is None else int(seed), options["offset"],
             options["inner_precise"])[0]
     return FlashAttentionFunction.apply(query, key, value, pse, atten_mask, drop_mask, int(head_num),
-                                        str(input_layout), options)
+                                        str(input_layout), options)[0]
 
 
 def flash_attention_causal_mask():

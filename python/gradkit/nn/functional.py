@@ -1,14 +1,13 @@
 """Drop-ins for torch.nn.functional on gradkit's kernels.
 
 scaled_dot_product_attention has the signature and semantics of torch.nn.functional.scaled_dot_product_attention on
-the CPU, computed by gradkit's flash attention (BNSD layout): through the torch.ops.gradkit custom ops where torch has
-torch.library.custom_op (>= 2.4: torch.compile(fullgraph=True) and torch.export trace it), else through
-gradkit.autograd's torch.autograd.Function."""
+the CPU, computed by gradkit's flash attention (BNSD layout) through gradkit.autograd.flash_attention (its torch.ops.gradkit
+custom op while torch.compile / torch.export trace, on torch >= 2.4)."""
 import math
 
 import torch
 
-from .. import autograd, library
+from .. import autograd
 
 __all__ = ["scaled_dot_product_attention"]
 
@@ -66,12 +65,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         atten_mask = torch.ones(_TEMPLATE, _TEMPLATE, dtype=torch.bool).triu(1)
         sparse_mode = 2  # leftUpCausal: SDPA's top-left alignment
     keep_prob = 1.0 - float(dropout_p)
-    seed = int(torch.randint(0, 2**62, (1,), dtype=torch.int64).item()) if keep_prob < 1.0 else 0
-    if library.AVAILABLE:
-        out = torch.ops.gradkit.flash_attention_score(
-            q, k, v, pse, atten_mask, None, heads, "BNSD", float(scale), keep_prob, 2147483647, 2147483647,
-            sparse_mode, 0, None, None, None, None, None, seed, 0, 0)[0]
-    else:
-        out = autograd.flash_attention(q, k, v, heads, "BNSD", pse=pse, atten_mask=atten_mask, scale=scale,
-                                       keep_prob=keep_prob, sparse_mode=sparse_mode, pse_type=0, seed=seed)
+    seed = int(torch.randint(0, 2**62, (1,), dtype=torch.int64).item()) if keep_prob < 1.0 else None
+    out = autograd.flash_attention(q, k, v, heads, "BNSD", pse=pse, atten_mask=atten_mask, scale=scale,
+                                   keep_prob=keep_prob, sparse_mode=sparse_mode, pse_type=0, seed=seed)
     return out.reshape(lead + tuple(out.shape[1:])) if len(lead) != 1 else out

@@ -224,3 +224,24 @@ def test_double_backward_is_refused():
     (gq,) = torch.autograd.grad(out.sum(), (q,), create_graph=True)
     with pytest.raises(RuntimeError):
         gq.sum().backward()
+
+
+def test_torch_func_grad_equals_autograd():
+    """torch.func.grad through the autograd.Functions (setup_context; the tensors unwrapped for the kernels) gives the
+    bits of ordinary autograd."""
+    from torch.func import grad
+
+    torch.manual_seed(5)
+    t = torch.randn(37)
+    q = torch.randn(1, 2, 24, 16)
+    x, phi, alpha, bias, gamma = (v.detach() for v in mhc_inputs())
+    cases = (
+        (lambda a: gradkit.relu(a).square().sum(), t),
+        (lambda a: gradkit.dropout(a, 0.2, seed=3).square().sum(), t),
+        (lambda a: gradkit.flash_attention(a, a, a, 2).square().sum(), q),
+        (lambda a: gradkit.mhc_pre(x, a, alpha, bias, gamma)[1].square().sum(), phi),
+    )
+    for loss, value in cases:
+        leaf = value.clone().requires_grad_()
+        loss(leaf).backward()
+        assert torch.equal(grad(loss)(value), leaf.grad)
