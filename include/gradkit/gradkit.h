@@ -14,6 +14,16 @@ extern "C" {
  */
 ACL_FUNC_VISIBILITY aclError gradkitSetSoc(const char* socName);
 
+/**
+ * Sets the threads gradkit's kernels use from the next operator call on (`threads` >= 1), overriding
+ * GRADKIT_NUM_THREADS; 0 restores the default (GRADKIT_NUM_THREADS, else the number of cores). The results are the
+ * same bits for any count. Returns ACL_ERROR_INVALID_PARAM for a negative count (nothing changes).
+ */
+ACL_FUNC_VISIBILITY aclError gradkitSetNumThreads(int32_t threads);
+
+/** The threads gradkit's kernels use now (gradkitSetNumThreads, else GRADKIT_NUM_THREADS, else the cores). */
+ACL_FUNC_VISIBILITY int32_t gradkitGetNumThreads(void);
+
 /** The library version, "major.minor.patch". */
 ACL_FUNC_VISIBILITY const char* gradkitVersion(void);
 

@@ -2,6 +2,8 @@
 arrays (through the buffer protocol). Outputs are allocated with the library of the first input, so torch in
 gives torch out and numpy in gives numpy out. numpy has no bfloat16: wrap a uint16 array of bfloat16 bit
 patterns with as_bf16() (an explicit dtype); outputs of that dtype come back as uint16 arrays."""
+import os
+
 from . import _C
 
 try:
@@ -55,12 +57,28 @@ def _unwrapped(tensor):
     return tensor
 
 
+_threads = {"torch": None}  # the torch.get_num_threads() gradkit was last set to
+
+
+def _follow_torch_threads():
+    """gradkit's kernels use torch.get_num_threads() threads (torch.set_num_threads applies to them too), unless
+    GRADKIT_NUM_THREADS fixes the count."""
+    if "GRADKIT_NUM_THREADS" in os.environ:
+        return
+    threads = torch.get_num_threads()
+    if threads != _threads["torch"]:
+        _C.set_num_threads(threads)
+        _threads["torch"] = threads
+
+
 def arg(value):
     """What gradkit._C receives for an input: torch tensors detached (DLPack refuses tensors that require grad;
-    the memory is the same) and out of torch.func's wrappers, everything else as it is."""
+    the memory is the same) and out of torch.func's wrappers, everything else as it is. A torch tensor also makes
+    the kernels follow torch's thread count."""
     if value is None:
         return None
     if is_torch(value):
+        _follow_torch_threads()
         value = _unwrapped(value)
         return value.detach() if value.requires_grad else value
     return value

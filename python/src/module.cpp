@@ -19,6 +19,11 @@ PYBIND11_MODULE(_C, module) {
       "set_soc",
       [](const std::string& name) { gradkit::python::throwIfFailed("gradkitSetSoc", gradkitSetSoc(name.c_str())); },
       py::arg("name"), "gradkitSetSoc: the emulated SoC, before the first operator call.");
+  module.def(
+      "set_num_threads",
+      [](int threads) { gradkit::python::throwIfFailed("gradkitSetNumThreads", gradkitSetNumThreads(threads)); },
+      py::arg("threads"), "gradkitSetNumThreads: the kernels' threads (0: the default).");
+  module.def("num_threads", &gradkitGetNumThreads, "gradkitGetNumThreads: the threads the kernels use now.");
   module.attr("ACL_FLOAT") = static_cast<int>(ACL_FLOAT);
   module.attr("ACL_FLOAT16") = static_cast<int>(ACL_FLOAT16);
   module.attr("ACL_BF16") = static_cast<int>(ACL_BF16);

@@ -379,3 +379,14 @@ TEST_F(ApiRuntime, RecentErrorTextIsBoundedAndSaysWhatWasDropped) {
   gradkit::fail(161002, "aclnnFake", "x", "ok", longGiven);
   EXPECT_TRUE(mentions(recentError(), {longGiven}));
 }
+
+TEST(ApiThreads, SetNumThreadsOverridesAndZeroRestores) {
+  const int32_t defaultThreads = gradkitGetNumThreads();
+  EXPECT_GE(defaultThreads, 1);
+  EXPECT_EQ(gradkitSetNumThreads(3), ACL_SUCCESS);
+  EXPECT_EQ(gradkitGetNumThreads(), 3);
+  EXPECT_EQ(gradkitSetNumThreads(-1), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(gradkitGetNumThreads(), 3) << "a rejected count changes nothing";
+  EXPECT_EQ(gradkitSetNumThreads(0), ACL_SUCCESS);
+  EXPECT_EQ(gradkitGetNumThreads(), defaultThreads);
+}

@@ -81,3 +81,19 @@ def test_double_backward_raises_instead_of_detaching(name):
     assert grad.requires_grad, "a first derivative taken with create_graph must stay in the graph"
     with pytest.raises(RuntimeError, match="differentiate twice"):
         grad.sum().backward()
+
+
+def test_kernels_follow_torch_threads():
+    """torch.set_num_threads applies to gradkit's kernels (unless GRADKIT_NUM_THREADS fixes the count)."""
+    import os
+
+    if "GRADKIT_NUM_THREADS" in os.environ:
+        pytest.skip("GRADKIT_NUM_THREADS fixes the count")
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 3):
+            torch.set_num_threads(threads)
+            gradkit.relu(torch.randn(8, requires_grad=True)).sum().backward()
+            assert gradkit._C.num_threads() == threads
+    finally:
+        torch.set_num_threads(before)
