@@ -231,6 +231,23 @@ FlashAttentionFunction = _function(
     per-batch values get none (upstream computes no pse gradient).""", _fa_forward, _fa_setup, _fa_backward)
 
 
+def _cpu_autocast_dtype():
+    """The dtype CPU autocast runs matmul-like ops in (torch.autocast("cpu"), default bfloat16), or None when off."""
+    try:
+        enabled = torch.is_autocast_enabled("cpu")
+        return torch.get_autocast_dtype("cpu") if enabled else None
+    except TypeError:  # torch < 2.4
+        return torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else None
+
+
+def _autocast(*tensors):
+    """Under CPU autocast, float32 tensors in autocast's dtype (as torch's own SDPA runs); others unchanged."""
+    dtype = _cpu_autocast_dtype()
+    if dtype is None:
+        return tensors
+    return tuple(t.to(dtype) if t is not None and t.dtype == torch.float32 else t for t in tensors)
+
+
 def flash_attention(query, key, value, head_num, input_layout="BNSD", *, pse=None, atten_mask=None, scale=None,
                     keep_prob=1.0, pre_tokens=ops.FA_NO_WINDOW, next_tokens=ops.FA_NO_WINDOW, sparse_mode=0,
                     pse_type=1, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, q_start_idx=None,
@@ -241,7 +258,8 @@ def flash_attention(query, key, value, head_num, input_layout="BNSD", *, pse=Non
     template as atten_mask (flash_attention_causal_mask()). Dropout: keep_prob < 1 draws the keep mask from the Philox
     stream of (seed, offset) (seed None: from torch's global generator) in the forward, and the backward draws the
     same one; or give drop_mask (packed keep bits). Gradients flow to query, key and value (float32, float16,
-    bfloat16)."""
+    bfloat16). Under torch.autocast("cpu") float32 inputs run in autocast's dtype (bfloat16), as torch's SDPA."""
+    query, key, value, pse = _autocast(query, key, value, pse)
     if scale is None:
         scale = 1.0 / math.sqrt(ops.flash_attention_dims(query, key, value, head_num, input_layout,
                                                          actual_seq_qlen)[4])

@@ -1,8 +1,8 @@
-"""gradkit.nn.functional.scaled_dot_product_attention with the torch of this interpreter: on Debian's torch 1.13 (no
+"""gradkit.nn with the torch of this interpreter. scaled_dot_product_attention: on Debian's torch 1.13 (no
 torch.library.custom_op, no torch SDPA) it runs through gradkit.autograd's Function, checked here against attention
 written in fp64 torch (softmax(Q K^T * scale + mask) V, differentiated by autograd); tests/python/current_torch/
-test_torch_library.py checks the custom-op path against torch's own SDPA. Gate: normwise relative error <= 1e-5 in
-fp32 (as tests/python/test_flash_attention_torch.py)."""
+test_torch_library.py checks it against torch's own SDPA. Gate: normwise relative error <= 1e-5 in fp32 (as
+tests/python/test_flash_attention_torch.py). CPU autocast; the MhcPre module."""
 import gradkit_package  # noqa: F401  (puts the built gradkit package on sys.path)
 import pytest
 import torch
@@ -52,3 +52,31 @@ def test_matches_fp64_attention(case):
     expected = torch.autograd.grad(want, (q, k, v), dy.double())
     for name, a, b in zip("qkv", got, expected):
         assert relative(a, b) <= 1e-5, name
+
+
+def test_cpu_autocast_runs_in_bfloat16():
+    """Under torch.autocast("cpu") float32 inputs run in bfloat16 (as torch's SDPA does), gradients come back float32."""
+    torch.manual_seed(6)
+    q, k, v = (torch.randn(1, 2, 16, 16, requires_grad=True) for _ in range(3))
+    with torch.autocast("cpu"):
+        out = gk_sdpa(q, k, v)
+    assert out.dtype == torch.bfloat16
+    expected = gk_sdpa(*(x.detach().bfloat16() for x in (q, k, v)))
+    assert torch.equal(out, expected)
+    out.float().sum().backward()
+    assert q.grad.dtype == torch.float32 and k.grad is not None and v.grad is not None
+
+
+def test_mhc_pre_module_is_the_function_with_its_parameters():
+    import gradkit
+
+    module = gradkit.nn.MhcPre(4, 64, generator=torch.Generator().manual_seed(1))
+    assert [name for name, _ in module.named_parameters()] == ["phi", "alpha", "bias", "gamma"]
+    assert module.phi.shape == (24, 256) and module.bias[8:].reshape(4, 4).equal(torch.eye(4))
+    x = torch.randn(2, 5, 4, 64).bfloat16()
+    outs = module(x)
+    want = gradkit.mhc_pre(x, module.phi, module.alpha, module.bias, module.gamma)
+    assert all(torch.equal(a, b) for a, b in zip(outs, want))
+    sum(o.float().sum() for o in outs).backward()
+    assert all(p.grad is not None for p in module.parameters())
+    assert gradkit.nn.MhcPre(4, 64, norm_weight=False).gamma is None
