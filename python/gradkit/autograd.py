@@ -195,6 +195,10 @@ def compressor(x, wkv, wgate, ape, cmp_ratio, *, state_cache=None, state_block_t
     [B] or None. state_cache (float32 [blocks, block_size, 2*coff*D], with state_block_table) is read before
     start_pos and written in place; None: zeros, nothing kept (gradkit.ops.compressor). Gradients flow to x, wkv,
     wgate and ape; positions read from the cache get none."""
+    if state_cache is None and library.use_custom_ops():
+        grad_enabled = torch.is_grad_enabled() and any(t.requires_grad for t in (x, wkv, wgate, ape))
+        return torch.ops.gradkit.compressor(x, wkv, wgate, ape, cu_seqlens, seqused, start_pos, int(cmp_ratio),
+                                            int(coff), grad_enabled)[0]
     return CompressorFunction.apply(x, wkv, wgate, ape, state_cache, state_block_table, cu_seqlens, seqused, start_pos,
                                     int(cmp_ratio), int(coff), int(cache_mode))
 

@@ -225,3 +225,59 @@ if AVAILABLE:
         return grads[0], grads[1], grads[2], grads[3], grads[4] if gamma is not None else None, None, None, None
 
     mhc_pre.register_autograd(_mhc_backward, setup_context=_mhc_setup_context)
+
+    # The compressor without a state cache (the training case: stateless, nothing written) and its gradient. A call
+    # with a state cache writes it in place, which a custom op with a backward cannot declare: that one stays a
+    # gradkit.autograd.Function (a graph break under torch.compile).
+    @torch.library.custom_op(f"{NAMESPACE}::compressor", mutates_args=())
+    def compressor(x: Tensor, wkv: Tensor, wgate: Tensor, ape: Tensor, cu_seqlens: Optional[Tensor],
+                   seqused: Optional[Tensor], start_pos: Optional[Tensor], cmp_ratio: int, coff: int,
+                   grad_enabled: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        """gradkit.ops.compressor without a state cache: (cmp_kv, softmax_score, kv); the last two are placeholders
+        of shape [1, ...] without grad_enabled."""
+        out = ops.compressor(x, wkv, wgate, ape, cmp_ratio, cu_seqlens=cu_seqlens, seqused=seqused,
+                             start_pos=start_pos, coff=coff, grad_enabled=grad_enabled)
+        if grad_enabled:
+            return out.cmp_kv, out.softmax_score, out.kv
+        placeholder = x.new_zeros((1,) * (out.cmp_kv.dim() + 1), dtype=torch.float32)  # lead dims + 2
+        return out.cmp_kv, placeholder, placeholder.clone()
+
+    @compressor.register_fake
+    def _(x, wkv, wgate, ape, cu_seqlens, seqused, start_pos, cmp_ratio, coff, grad_enabled):
+        cr, n = max(cmp_ratio, 1), max(coff, 1)
+        if x.dim() == 3:  # BSH; TH: the batches are cu_seqlens' length - 1 (its values are not needed)
+            lead = tuple(ops._C.compressor_output_lead(False, x.shape[0], x.shape[1], cr))
+        else:
+            batch = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else 1
+            lead = tuple(ops._C.compressor_output_lead(True, batch, x.shape[0], cr))
+        d = wkv.shape[0] // n
+        inner = lead + (n * cr, d) if grad_enabled else (1,) * (len(lead) + 2)
+        fp32 = dict(dtype=torch.float32)
+        return x.new_empty(lead + (d,)), x.new_empty(inner, **fp32), x.new_empty(inner, **fp32)
+
+    @torch.library.custom_op(f"{NAMESPACE}::compressor_grad", mutates_args=())
+    def compressor_grad(x: Tensor, wkv: Tensor, wgate: Tensor, d_cmp_kv: Tensor, softmax_score: Tensor, kv: Tensor,
+                        cu_seqlens: Optional[Tensor], seqused: Optional[Tensor], start_pos: Optional[Tensor],
+                        cmp_ratio: int, coff: int) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """gradkit.ops.compressor_grad: (d_x, d_wkv, d_wgate, d_ape)."""
+        return tuple(ops.compressor_grad(x, wkv, wgate, d_cmp_kv, softmax_score, kv, cmp_ratio, cu_seqlens=cu_seqlens,
+                                         seqused=seqused, start_pos=start_pos, coff=coff))
+
+    @compressor_grad.register_fake
+    def _(x, wkv, wgate, d_cmp_kv, softmax_score, kv, cu_seqlens, seqused, start_pos, cmp_ratio, coff):
+        d_ape = x.new_empty((max(cmp_ratio, 1), wkv.shape[0]), dtype=torch.float32)
+        return x.new_empty(x.shape), x.new_empty(wkv.shape), x.new_empty(wgate.shape), d_ape
+
+    def _compressor_setup_context(ctx, inputs, output):
+        x, wkv, wgate, _ape, cu_seqlens, seqused, start_pos, cmp_ratio, coff, _grad_enabled = inputs
+        ctx.save_for_backward(x, wkv, wgate, output[1], output[2], cu_seqlens, seqused, start_pos)
+        ctx.cmp_ratio, ctx.coff = cmp_ratio, coff
+        ctx.mark_non_differentiable(output[1], output[2])
+
+    def _compressor_backward(ctx, d_cmp_kv, _d_score, _d_kv):
+        x, wkv, wgate, softmax_score, kv, cu_seqlens, seqused, start_pos = ctx.saved_tensors
+        grads = compressor_grad(x, wkv, wgate, d_cmp_kv.contiguous(), softmax_score, kv, cu_seqlens, seqused,
+                                start_pos, ctx.cmp_ratio, ctx.coff)
+        return tuple(grads) + (None,) * 6
+
+    compressor.register_autograd(_compressor_backward, setup_context=_compressor_setup_context)

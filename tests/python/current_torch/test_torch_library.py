@@ -245,3 +245,41 @@ def test_torch_func_grad_equals_autograd():
         leaf = value.clone().requires_grad_()
         loss(leaf).backward()
         assert torch.equal(grad(loss)(value), leaf.grad)
+
+
+def compressor_inputs(hidden=1024, d=128, cr=4, coff=2):
+    torch.manual_seed(7)
+    wkv = (0.03 * torch.randn(coff * d, hidden)).bfloat16().requires_grad_()
+    wgate = (0.03 * torch.randn(coff * d, hidden)).bfloat16().requires_grad_()
+    ape = (0.1 * torch.randn(cr, coff * d)).requires_grad_()
+    return wkv, wgate, ape
+
+
+def test_opcheck_compressor():
+    wkv, wgate, ape = compressor_inputs()
+    x = torch.randn(1, 9, 1024).bfloat16().requires_grad_()
+    torch.library.opcheck(torch.ops.gradkit.compressor, (x, wkv, wgate, ape, None, None, None, 4, 2, True))
+    detached = [t.detach() for t in (x, wkv, wgate, ape)]  # grad_enabled False: no gradient wanted
+    torch.library.opcheck(torch.ops.gradkit.compressor, (*detached, None, None, None, 4, 2, False))
+    tokens = torch.randn(20, 1024).bfloat16().requires_grad_()  # TH with two batches
+    cu_seqlens = torch.tensor([0, 7, 20], dtype=torch.int32)
+    torch.library.opcheck(torch.ops.gradkit.compressor, (tokens, wkv, wgate, ape, cu_seqlens, None, None, 4, 2, True))
+    out, score, kv = torch.ops.gradkit.compressor(*detached, None, None, None, 4, 2, True)
+    torch.library.opcheck(torch.ops.gradkit.compressor_grad,
+                          (*detached[:3], torch.randn_like(out), score, kv, None, None, None, 4, 2))
+
+
+def test_compile_fullgraph_of_the_compressor_matches_eager():
+    wkv, wgate, ape = compressor_inputs()
+    x = torch.randn(1, 16, 1024).bfloat16().requires_grad_()
+
+    def loss(x, wkv, wgate, ape):
+        return gradkit.compressor(x, wkv, wgate, ape, 4, coff=2).float().square().sum()
+
+    params = (x, wkv, wgate, ape)
+    eager = loss(*params)
+    eager_grads = torch.autograd.grad(eager, params)
+    compiled = torch.compile(loss, fullgraph=True, backend="aot_eager")(*params)
+    compiled_grads = torch.autograd.grad(compiled, params)
+    assert torch.equal(compiled, eager)
+    assert all(torch.equal(a, b) for a, b in zip(compiled_grads, eager_grads))
