@@ -71,7 +71,8 @@ TilePathChoice chooseBf16(ProductEngine engine) {
   }
   const std::string unit = f.amxBf16 ? "AMX-BF16" : "AVX512-BF16";
   if (engine == ProductEngine::Gemm) return {TilePath::NativeBf16, "oneDNN multiplies bf16 on " + unit + ignored};
-  // TileGemm's bf16 kernel is VDPBF16PS (AMX CPUs have it too): twice the fp32 FMA rate.
+  // TileGemm's bf16 kernel is VDPBF16PS (every AMX CPU has it too): twice the fp32 FMA rate.
+  if (!f.avx512bf16) return {TilePath::Highway, "the CPU has " + unit + " but no AVX512-BF16, TileGemm's kernel"};
   return {TilePath::NativeBf16, "TileGemm multiplies bf16 pairs with AVX512-BF16" + ignored, GemmSums::Bf16Pairs};
 }
 
