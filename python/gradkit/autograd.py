@@ -5,14 +5,15 @@ Each user function carries its pieces as attributes: `.Function` (the autograd.F
 `.backward_op` (the raw operators of gradkit.ops it calls). A new operator follows the same pattern: a Function
 class calling gradkit.ops, a function with those three attributes, an entry in __all__ and in gradkit/__init__.py.
 
-On torch >= 2.4, while torch.compile / torch.export trace or a torch.func transform runs, the functions call the
-torch.ops.gradkit custom ops of gradkit.library instead (the same operators; library.use_custom_ops)."""
+On torch >= 2.4, while torch.compile / torch.export trace, the functions call the torch.ops.gradkit custom ops of
+gradkit.library instead (the same operators; library.use_custom_ops). What each saves and its backward are shared
+with those ops (gradkit._backward)."""
 import math
 
 import torch
 from torch.autograd.function import once_differentiable
 
-from . import library, ops
+from . import _backward, library, ops
 
 __all__ = ["relu", "dropout", "mhc_pre", "compressor", "flash_attention"]
 
@@ -53,19 +54,10 @@ def _relu_forward(x):
         return torch.relu(x.float()).to(x.dtype)
 
 
-def _relu_setup(ctx, inputs, y):
-    ctx.save_for_backward(y)
-
-
-def _relu_backward(ctx, grad):
-    (y,) = ctx.saved_tensors
-    return ops.threshold_backward(grad, y, 0)
-
-
 ReluFunction = _function(
     "ReluFunction", """ReLU: forward in torch (gradkit has no forward ReLU operator), backward by aclnnThresholdBackward
     on the saved output, as PyTorch's own ReLU backward (threshold_backward(grad, result, 0)).""", _relu_forward,
-    _relu_setup, _relu_backward)
+    _backward.relu_setup, _backward.relu_backward(ops.threshold_backward))
 
 
 def relu(x):
@@ -79,21 +71,9 @@ def _dropout_forward(x, p, training, seed, offset):
     return ops.native_dropout(x, p, training, seed=seed, offset=offset)
 
 
-def _dropout_setup(ctx, inputs, outputs):
-    _, p, training, _, _ = inputs
-    ctx.save_for_backward(outputs[1])
-    ctx.scale = ops.native_dropout_scale(p, training)
-    ctx.mark_non_differentiable(outputs[1])
-
-
-def _dropout_backward(ctx, grad, _grad_mask):
-    (mask,) = ctx.saved_tensors
-    return ops.native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
-
-
 DropoutFunction = _function(
     "DropoutFunction", "native_dropout forward (packed keep mask) and native_dropout_backward with that mask.",
-    _dropout_forward, _dropout_setup, _dropout_backward)
+    _dropout_forward, _backward.dropout_setup, _backward.dropout_backward(ops.native_dropout_backward))
 
 
 def dropout(x, p=0.5, training=True, *, seed=None, offset=0, return_mask=False):
@@ -125,15 +105,8 @@ def _mhc_setup(ctx, inputs, outputs):
 def _mhc_backward(ctx, grad_h_in, grad_h_post, *rest):
     x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post = ctx.saved_tensors
     grad_h_res = rest[0] if ctx.res_shape is not None else None
-    # Outputs that took no part in the loss get no gradient from autograd: zeros of their shape.
-    if grad_h_in is None:
-        grad_h_in = torch.zeros(x.shape[:-2] + x.shape[-1:], dtype=x.dtype)
-    if grad_h_post is None:
-        grad_h_post = torch.zeros(h_post.shape, dtype=torch.float32)
-    if grad_h_res is None:
-        if ctx.res_shape is None:
-            raise NotImplementedError("aclnnMhcPreBackward has no alpha [2] variant (no h_res)")
-        grad_h_res = torch.zeros(ctx.res_shape, dtype=torch.float32)
+    grad_h_in, grad_h_post, grad_h_res = _backward.mhc_output_grads(x, h_post, ctx.res_shape, grad_h_in, grad_h_post,
+                                                                    grad_h_res)
     grads = ops.mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post,
                                  gamma if ctx.has_gamma else None, hc_eps=ctx.hc_eps, op_impl_mode=ctx.op_impl_mode)
     grad_gamma = grads.grad_gamma if ctx.has_gamma else None

@@ -1,8 +1,8 @@
 """gradkit's operators as PyTorch custom operators (torch.library, torch >= 2.4), under torch.ops.gradkit.*:
 each has a fake (meta) kernel computing its outputs' shapes and dtypes from the library's own size model, so that
-torch.compile(fullgraph=True) and torch.export trace them, and its backward registered with setup_context, so that
-autograd and torch.func see them. gradkit.autograd keeps the torch.autograd.Function path for older torch (Debian's
-1.13); gradkit.nn.functional picks this one where it exists.
+torch.compile(fullgraph=True) and torch.export trace them, and its backward registered with setup_context.
+gradkit.autograd's functions call them while torch.compile / torch.export trace (use_custom_ops) and their
+torch.autograd.Functions otherwise (eager, torch.func, Debian's torch 1.13).
 
 Each op takes every argument explicitly (no defaults, no random draws inside: a dropout seed is drawn by the caller),
 so that the same inputs give the same outputs, as torch.library.opcheck requires. The backward ops have no backward
@@ -11,7 +11,7 @@ from typing import List, Optional, Tuple
 
 import torch
 
-from . import ops
+from . import _backward, ops
 
 NAMESPACE = "gradkit"
 AVAILABLE = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
@@ -128,14 +128,7 @@ if AVAILABLE:
     def _(x):
         return torch.empty_like(x)
 
-    def _relu_setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-
-    def _relu_backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return threshold_backward(grad, y, 0.0)
-
-    relu.register_autograd(_relu_backward, setup_context=_relu_setup_context)
+    relu.register_autograd(_backward.relu_backward(threshold_backward), setup_context=_backward.relu_setup)
 
     # Dropout: native_dropout (out and the packed keep mask) and its backward with that mask.
     @torch.library.custom_op(f"{NAMESPACE}::native_dropout", mutates_args=())
@@ -157,17 +150,8 @@ if AVAILABLE:
     def _(grad, mask, scale):
         return grad.new_empty(grad.shape)
 
-    def _dropout_setup_context(ctx, inputs, output):
-        _, p, train, _, _ = inputs
-        ctx.save_for_backward(output[1])
-        ctx.scale = ops.native_dropout_scale(p, train)
-        ctx.mark_non_differentiable(output[1])
-
-    def _dropout_backward(ctx, grad, _grad_mask):
-        (mask,) = ctx.saved_tensors
-        return native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
-
-    native_dropout.register_autograd(_dropout_backward, setup_context=_dropout_setup_context)
+    native_dropout.register_autograd(_backward.dropout_backward(native_dropout_backward),
+                                     setup_context=_backward.dropout_setup)
 
     # mHC pre-mapping with alpha [3] (h_res) and the caches; the backward's grad_gamma is an empty tensor without gamma.
     @torch.library.custom_op(f"{NAMESPACE}::mhc_pre", mutates_args=())
@@ -213,13 +197,8 @@ if AVAILABLE:
 
     def _mhc_backward(ctx, grad_h_in, grad_h_post, grad_h_res, *_caches):
         x, phi, alpha, gamma, inv_rms, h_mix, h_pre, h_post = ctx.saved_tensors
-        # Outputs that took no part in the loss get zero gradients of their shape.
-        if grad_h_in is None:
-            grad_h_in = x.new_zeros(x.shape[:-2] + x.shape[-1:])
-        if grad_h_post is None:
-            grad_h_post = h_post.new_zeros(h_post.shape)
-        if grad_h_res is None:
-            grad_h_res = h_post.new_zeros(ctx.res_shape)
+        grad_h_in, grad_h_post, grad_h_res = _backward.mhc_output_grads(x, h_post, ctx.res_shape, grad_h_in,
+                                                                        grad_h_post, grad_h_res)
         grads = mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post,
                                  gamma, ctx.hc_eps, ctx.op_impl_mode)
         return grads[0], grads[1], grads[2], grads[3], grads[4] if gamma is not None else None, None, None, None

@@ -1,0 +1,53 @@
+"""What the operators save for their backward and how the backward runs, shared by gradkit.autograd's Functions and
+gradkit.library's custom ops. A backward is made for the operator it calls: gradkit.ops' in a Function, the
+traceable torch.ops.gradkit one in a custom op's registered backward. The setups name their arguments as
+torch.library passes them: (ctx, inputs, output)."""
+import torch
+
+from . import ops
+
+
+def relu_setup(ctx, inputs, output):
+    ctx.save_for_backward(output)
+
+
+def relu_backward(threshold_backward):
+    """ReLU's backward: threshold_backward(grad, output, 0), as PyTorch's own."""
+
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return threshold_backward(grad, y, 0)
+
+    return backward
+
+
+def dropout_setup(ctx, inputs, output):
+    _, p, training, _, _ = inputs
+    ctx.save_for_backward(output[1])
+    ctx.scale = ops.native_dropout_scale(p, training)
+    ctx.mark_non_differentiable(output[1])
+
+
+def dropout_backward(native_dropout_backward):
+    """native_dropout's backward: grad * keep * scale with the saved mask (no gradient for the other inputs)."""
+
+    def backward(ctx, grad, _grad_mask):
+        (mask,) = ctx.saved_tensors
+        return native_dropout_backward(grad, mask, ctx.scale), None, None, None, None
+
+    return backward
+
+
+def mhc_output_grads(x, h_post, res_shape, grad_h_in, grad_h_post, grad_h_res):
+    """mhc_pre's output gradients with zeros of their shape for outputs that took no part in the loss (autograd gives
+    None there); res_shape None: alpha [2], which has no backward."""
+    if grad_h_in is None:
+        grad_h_in = torch.zeros(x.shape[:-2] + x.shape[-1:], dtype=x.dtype)
+    if grad_h_post is None:
+        grad_h_post = torch.zeros(h_post.shape, dtype=torch.float32)
+    if grad_h_res is None:
+        if res_shape is None:
+            raise NotImplementedError("aclnnMhcPreBackward has no alpha [2] variant (no h_res)")
+        grad_h_res = torch.zeros(res_shape, dtype=torch.float32)
+    return grad_h_in, grad_h_post, grad_h_res
+
