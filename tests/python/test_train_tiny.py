@@ -142,3 +142,16 @@ def test_compressed_attention_trains_and_agrees_with_the_reference(compressed):
     for variant in ("gradkit", "reference64"):
         for name, (difference, reference_norm) in gradients[variant].items():
             assert difference <= gates["gradients"] * reference_norm + 1e-7 * total, (variant, name, difference)
+
+
+def test_plot_without_matplotlib_fails_before_training(tmp_path):
+    """--plot without matplotlib stops at the argument check (exit 2, naming the extra), not after 50 steps."""
+    hide_matplotlib = ("import runpy, sys; sys.modules['matplotlib'] = None; "
+                       f"sys.argv = ['train_tiny.py', '--plot', {str(tmp_path / 'x.png')!r}]; "
+                       f"runpy.run_path({SCRIPT!r}, run_name='__main__')")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    result = subprocess.run([sys.executable, "-c", hide_matplotlib], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "--plot needs matplotlib" in result.stderr and "gradkit[plot]" in result.stderr
+    assert "step" not in result.stdout  # no training ran
