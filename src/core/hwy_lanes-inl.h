@@ -1,6 +1,7 @@
 // Per-target numeric facts the Highway kernels of every operator share: whether the target converts FLOAT16 exactly,
-// and core/hf32.h's HF32 rounding on vector lanes. Included once per Highway target (foreach_target) inside the
-// including file's namespace chain, hence the toggle guard; it defines them in gradkit::kernels::HWY_NAMESPACE.
+// core/hf32.h's HF32 rounding on vector lanes, and the exact widening / RNE narrowing of 16-bit float lanes. Included
+// once per Highway target (foreach_target) inside the including file's namespace chain, hence the toggle guard; it
+// defines them in gradkit::kernels::HWY_NAMESPACE.
 #if defined(GRADKIT_CORE_HWY_LANES_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef GRADKIT_CORE_HWY_LANES_INL_H_
 #undef GRADKIT_CORE_HWY_LANES_INL_H_
@@ -34,6 +35,47 @@ HWY_INLINE hwy::HWY_NAMESPACE::Vec<D> RoundHf32(D d, hwy::HWY_NAMESPACE::Vec<D> 
   const auto special = hn::Eq(hn::And(bits, exponent), exponent);
   const auto rounded = hn::And(hn::Add(bits, hn::Set(du, 0x800u)), hn::Set(du, ~0xFFFu));
   return hn::BitCast(d, hn::IfThenElse(special, bits, rounded));
+}
+
+/**
+ * The lanes of d (float) from as many 16-bit floats at `from`, widened exactly: FLOAT16 bits when kHalf (only where
+ * kExactHalf), BF16 bits otherwise.
+ */
+template <bool kHalf, class D>
+HWY_INLINE hwy::HWY_NAMESPACE::Vec<D> WidenBits(D d, const uint16_t* from) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint16_t, D> d16;
+  const auto bits = hn::LoadU(d16, from);
+  if constexpr (kHalf) {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    return hn::PromoteTo(d, hn::BitCast(dh, bits));
+  } else {
+    const hn::RebindToUnsigned<D> du;
+    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, bits)));
+  }
+}
+
+/**
+ * The lanes of v rounded to 16-bit floats (RNE; NaN stays NaN with its sign, top payload and quiet bit set, as
+ * floatToHalf / floatToBf16) and stored at `to`: FLOAT16 when kHalf (only where kExactHalf), BF16 otherwise.
+ */
+template <bool kHalf, class D>
+HWY_INLINE void StoreNarrowBits(D d, hwy::HWY_NAMESPACE::Vec<D> v, uint16_t* to) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint16_t, D> d16;
+  if constexpr (kHalf) {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    hn::StoreU(hn::BitCast(d16, hn::DemoteTo(dh, v)), d16, to);
+  } else {
+    const hn::RebindToUnsigned<D> du;
+    const hn::RebindToSigned<D> di;
+    const auto bits = hn::BitCast(du, v);
+    const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+    const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
+    const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
+    const auto chosen = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(chosen))), d16, to);
+  }
 }
 
 }  // namespace gradkit::kernels::HWY_NAMESPACE

@@ -18,6 +18,8 @@
 #include "aclnnop/aclnn_dropout_v3_grad.h"
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
+#include "aclnnop/aclnn_mhc_post.h"
+#include "aclnnop/aclnn_mhc_post_backward.h"
 #include "aclnnop/aclnn_mhc_pre.h"
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_mhc_pre_backward_v2.h"
@@ -342,6 +344,43 @@ std::unique_ptr<OpCall> mhcPreBackwardCall(bool v2) {
 std::unique_ptr<OpCall> mhcPreBackward() { return mhcPreBackwardCall(false); }
 std::unique_ptr<OpCall> mhcPreBackwardV2() { return mhcPreBackwardCall(true); }
 
+/** aclnnMhcPost with hRes. */
+std::unique_ptr<OpCall> mhcPost() {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
+  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.5f);
+  aclTensor* hRes = mhcFloat(*call, {t, n, n}, 0.25f);
+  aclTensor* hOut = mhcBf16(*call, {t, d}, 1.0f);
+  aclTensor* hPost = mhcFloat(*call, {t, n}, 1.0f);
+  aclTensor* out = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, n, d}, true);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnMhcPostGetWorkspaceSize(x, hRes, hOut, hPost, out, size, executor);
+  };
+  call->secondPhase = aclnnMhcPost;
+  return call;
+}
+
+/** aclnnMhcPostBackward with hRes. */
+std::unique_ptr<OpCall> mhcPostBackward() {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
+  aclTensor* gradOutput = mhcBf16(*call, {t, n, d}, 0.25f);
+  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.5f);
+  aclTensor* hRes = mhcFloat(*call, {t, n, n}, 0.25f);
+  aclTensor* hOut = mhcBf16(*call, {t, d}, 1.0f);
+  aclTensor* hPost = mhcFloat(*call, {t, n}, 1.0f);
+  aclTensor* gradX = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, n, d}, true);
+  aclTensor* gradHRes = mhcFloatOutput(*call, {t, n, n});
+  aclTensor* gradHOut = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, d}, true);
+  aclTensor* gradHPost = mhcFloatOutput(*call, {t, n});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnMhcPostBackwardGetWorkspaceSize(gradOutput, x, hRes, hOut, hPost, gradX, gradHRes, gradHOut, gradHPost,
+                                                size, executor);
+  };
+  call->secondPhase = aclnnMhcPostBackward;
+  return call;
+}
+
 // Compressor (docs/compressor.md): BSH, B = 1, S = 8, H = 1024 (the smallest hidden size), D = 128, coff = 2,
 // cmpRatio = 4, BF16, start_pos [2]: two compressed rows, the first reading two positions of history.
 constexpr int64_t kCmpSeq = 8, kCmpHidden = 1024, kCmpHeadDim = 128, kCmpCoff = 2, kCmpRatio = 4;
@@ -651,6 +690,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcPreV2", mhcPreV2},
       {"aclnnMhcPreBackward", mhcPreBackward},
       {"aclnnMhcPreBackwardV2", mhcPreBackwardV2},
+      {"aclnnMhcPost", mhcPost},
+      {"aclnnMhcPostBackward", mhcPostBackward},
       {"aclnnCompressor", compressor},
       {"aclnnCompressor", compressorPaddedStride, "PaddedStrideDim0"},
       {"aclnnCompressor", compressorRing, "RingCache"},

@@ -1,11 +1,12 @@
-"""The compressor under the names of upstream's PyTorch extension (ops-transformer's torch_extension package
+"""The compressor and mhc_post under the names of upstream's PyTorch extension (ops-transformer's torch_extension package
 `cann_ops_transformer`), so that a script written for it runs on the CPU by changing its import:
 
     import gradkit.cann_ops_transformer as cann_ops_transformer      # or: import gradkit.cann_ops_transformer.ops
 
 torch_npu itself has no public function for aclnnCompressor (docs/python.md, "torch_npu names"): the extension is
-where upstream exposes it, as `cann_ops_transformer.ops.compressor` (also reachable here as `compressor`)."""
+where upstream exposes it, as `cann_ops_transformer.ops.compressor` (also reachable here as `compressor`); so is
+`mhc_post`."""
 from . import ops
-from .ops import compressor
+from .ops import compressor, mhc_post
 
-__all__ = ["compressor", "ops"]
+__all__ = ["compressor", "mhc_post", "ops"]

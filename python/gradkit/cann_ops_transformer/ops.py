@@ -1,7 +1,8 @@
-"""cann_ops_transformer.ops: the operators of upstream's torch extension that gradkit implements (the compressor)."""
+"""cann_ops_transformer.ops: the operators of upstream's torch extension that gradkit implements (the compressor,
+mhc_post)."""
 from .. import autograd
 
-__all__ = ["compressor"]
+__all__ = ["compressor", "mhc_post"]
 
 
 def compressor(x, wkv, wgate, state_cache, ape, cmp_ratio=4, *, state_block_table=None, cu_seqlens=None,
@@ -15,3 +16,9 @@ def compressor(x, wkv, wgate, state_cache, ape, cmp_ratio=4, *, state_block_tabl
     return autograd.compressor(x, wkv, wgate, ape, cmp_ratio, state_cache=state_cache,
                                state_block_table=state_block_table, cu_seqlens=cu_seqlens, seqused=seqused,
                                start_pos=start_pos, coff=coff, cache_mode=cache_mode)
+
+
+def mhc_post(x, h_res, h_out, h_post):
+    """Upstream's `mhc_post(x, h_res, h_out, h_post) -> Tensor`: aclnnMhcPost with autograd (aclnnMhcPostBackward).
+    h_res None (the Ascend950 profile only) skips the residual mapping: x + h_out * h_post."""
+    return autograd.mhc_post(x, h_res, h_out, h_post)

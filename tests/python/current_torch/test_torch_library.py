@@ -87,6 +87,21 @@ def test_opcheck_mhc_pre(with_gamma):
     torch.library.opcheck(torch.ops.gradkit.mhc_pre_backward, args)
 
 
+@pytest.mark.parametrize("with_h_res", [True, False])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_opcheck_mhc_post(with_h_res, dtype):
+    torch.manual_seed(3)
+    x = torch.randn(3, 5, 4, 40).to(dtype).requires_grad_()
+    h_res = torch.rand(3, 5, 4, 4).requires_grad_() if with_h_res else None
+    h_out = torch.randn(3, 5, 40).to(dtype).requires_grad_()
+    h_post = torch.rand(3, 5, 4).requires_grad_()
+    torch.library.opcheck(torch.ops.gradkit.mhc_post, (x, h_res, h_out, h_post))
+    strided = torch.randn(3, 5, 4, 80).to(dtype)[..., ::2]
+    torch.library.opcheck(torch.ops.gradkit.mhc_post_backward,
+                          (strided, x.detach(), h_res.detach() if with_h_res else None, h_out.detach(),
+                           h_post.detach()))
+
+
 def test_opcheck_with_dropout_and_causal_template():
     q, k, v = inputs(torch.float32, rows=40)
     causal = gradkit.flash_attention_causal_mask()
@@ -170,7 +185,7 @@ def test_compile_fullgraph_matches_eager():
 
 class EveryOp(torch.nn.Module):
     """mHC pre-mapping of 4 streams, the attention block, gradkit's ReLU and dropout (a fixed seed: drawing one would
-    read a tensor's value, which fullgraph tracing refuses)."""
+    read a tensor's value, which fullgraph tracing refuses), and the mHC post-mapping merging it back."""
 
     def __init__(self, n=4, dim=64):  # mHC needs D a multiple of 64
         super().__init__()
@@ -183,7 +198,8 @@ class EveryOp(torch.nn.Module):
     def forward(self, streams):
         h_in, h_post, h_res = gradkit.mhc_pre(streams, self.phi, self.alpha, self.bias)
         y = gradkit.dropout(gradkit.relu(self.block(h_in.float())), 0.1, seed=11)
-        return y.square().mean() + h_post.square().mean() + h_res.square().mean()
+        merged = gradkit.mhc_post(streams, h_res, y.to(streams.dtype), h_post)
+        return merged.float().square().mean() + h_post.square().mean() + h_res.square().mean()
 
 
 def test_compile_fullgraph_of_every_op_matches_eager():
@@ -213,7 +229,7 @@ def test_export_traces_the_custom_op():
     streams = torch.randn(2, 20, 4, 64).bfloat16()
     program = torch.export.export(model, (streams,))
     targets = {str(node.target) for node in program.graph.nodes}
-    for op in ("mhc_pre", "relu", "native_dropout", "flash_attention_score"):
+    for op in ("mhc_pre", "mhc_post", "relu", "native_dropout", "flash_attention_score"):
         assert any(f"gradkit.{op}." in target for target in targets), op
     assert torch.equal(program.module()(streams), model(streams))
 

@@ -22,7 +22,7 @@ wheel=${wheels[0]}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 -m venv "$work/venv"
+/usr/bin/python3 -m venv "$work/venv"  # the interpreter the wheel was built for (./run.sh wheel)
 python=$work/venv/bin/python
 "$python" -m pip install --quiet "$wheel" pytest
 site=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
