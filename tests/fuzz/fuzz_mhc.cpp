@@ -1,8 +1,9 @@
-// libFuzzer target: the four mHC entry points (tests/fuzz/README.md). The first byte picks aclnnMhcPre,
-// aclnnMhcPreV2, aclnnMhcPreBackward or aclnnMhcPreBackwardV2, the next ones the emulated SoC (the three profiles),
-// the layout (TND / BSND), the token counts, N, D (valid and invalid for the profile, zero, huge), alpha's length,
-// the residual form (N*N or N!), which optional tensors are given, opImplMode and the eps values (NaN, Inf, ...);
-// then every tensor is decoded with hostile descriptors (fuzz_common.h), and an output may be an input itself.
+// libFuzzer target: the six mHC entry points (tests/fuzz/README.md). The first byte picks aclnnMhcPre,
+// aclnnMhcPreV2, aclnnMhcPreBackward, aclnnMhcPreBackwardV2, aclnnMhcPost or aclnnMhcPostBackward, the next ones the
+// emulated SoC (the three profiles), the layout (TND / BSND), the token counts, N, D (valid and invalid for the
+// profile, zero, huge), alpha's length, the residual form (N*N or N!), which optional tensors are given (hRes of
+// MhcPost[Backward] too), opImplMode and the eps values (NaN, Inf, ...); then every tensor is decoded with hostile
+// descriptors (fuzz_common.h), and an output may be an input itself.
 //
 // Besides fuzz_common.h's oracle, the target holds its own model of the mHC rules (docs/mhc.md, DECISIONS.md),
 // computed from the descriptors aclCreateTensor accepted: a call the model finds invalid must fail (mustFail), and
@@ -14,10 +15,13 @@
 #include <cstring>
 #include <deque>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <vector>
 
+#include "aclnnop/aclnn_mhc_post.h"
+#include "aclnnop/aclnn_mhc_post_backward.h"
 #include "aclnnop/aclnn_mhc_pre.h"
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_mhc_pre_backward_v2.h"
@@ -43,6 +47,8 @@ constexpr Limits kProfiles[] = {{Soc::Ascend950, true, false, 64, 64, 16384},
 
 bool streamsAllowed(const Limits& p, int64_t n) { return p.hasV2 ? (n == 4 || n == 6 || n == 8) : n == 4; }
 bool hiddenAllowed(const Limits& p, int64_t d) { return d % p.align == 0 && d >= p.minD && d <= p.maxD; }
+// MhcPost[Backward]: any D on Ascend950; a multiple of 128 up to 100000 on A2/A3 (docs/mhc.md).
+bool postHiddenAllowed(const Limits& p, int64_t d) { return d > 0 && (p.hasV2 || (d % 128 == 0 && d <= 100000)); }
 
 int64_t satMul(int64_t a, int64_t b) {
   int64_t r;
@@ -289,7 +295,8 @@ bool anyNull(std::initializer_list<const Arg*> args) {
 }
 
 // x's leading dims, N and D when x is [.., N, D] of a supported dtype with N and D of the profile; else invalid.
-bool judgeX(const Arg& x, const Limits& p, std::vector<int64_t>* lead, int64_t* n, int64_t* d, Verdict* verdict) {
+bool judgeX(const Arg& x, const Limits& p, std::vector<int64_t>* lead, int64_t* n, int64_t* d, Verdict* verdict,
+            bool post = false) {
   const size_t rank = x.v.dims.size();
   if (rank != 3 && rank != 4) return verdict->invalid = true, false;
   lead->assign(x.v.dims.begin(), x.v.dims.end() - 2);
@@ -298,7 +305,7 @@ bool judgeX(const Arg& x, const Limits& p, std::vector<int64_t>* lead, int64_t* 
   for (int64_t l : *lead) {
     if (l <= 0) verdict->invalid = true;  // mHC supports no empty tensor
   }
-  if (!streamsAllowed(p, *n) || !hiddenAllowed(p, *d)) verdict->invalid = true;
+  if (!streamsAllowed(p, *n) || !(post ? postHiddenAllowed(p, *d) : hiddenAllowed(p, *d))) verdict->invalid = true;
   if (x.dtype != ACL_BF16 && x.dtype != ACL_FLOAT16) verdict->invalid = true;
   if (privateFormat(x.format)) verdict->invalid = true;
   return !verdict->invalid;
@@ -529,19 +536,112 @@ Outcome backward(fuzz::Input& in, fuzz::World& world, bool v2, uint64_t* sizeArg
   return out;
 }
 
+// MhcPost[Backward]'s tensors by role: streams [lead, N, D] in the first one's dtype (BF16 / FP16), square
+// [lead, N, N] and weights [lead, N] FP32, hidden [lead, D] in the streams' dtype; hRes is optional on Ascend950 only.
+enum class Role { Streams, Square, Hidden, Weights };
+struct PostArg {
+  const char* name;
+  Role role;
+  bool output;
+};
+constexpr PostArg kPostArgs[] = {{"x", Role::Streams, false},
+                                 {"hRes", Role::Square, false},
+                                 {"hOut", Role::Hidden, false},
+                                 {"hPost", Role::Weights, false},
+                                 {"out", Role::Streams, true}};
+constexpr PostArg kPostBackwardArgs[] = {
+    {"gradOutput", Role::Streams, false}, {"x", Role::Streams, false},      {"hRes", Role::Square, false},
+    {"hOut", Role::Hidden, false},        {"hPost", Role::Weights, false},  {"gradX", Role::Streams, true},
+    {"gradHRes", Role::Square, true},     {"gradHOut", Role::Hidden, true}, {"gradHPost", Role::Weights, true}};
+
+std::vector<int64_t> postShape(Role role, const std::vector<int64_t>& lead, int64_t n, int64_t d) {
+  switch (role) {
+    case Role::Streams:
+      return cat(lead, {n, d});
+    case Role::Square:
+      return cat(lead, {n, n});
+    case Role::Hidden:
+      return cat(lead, {d});
+    default:
+      return cat(lead, {n});
+  }
+}
+int postDtype(Role role, int streams) { return role == Role::Square || role == Role::Weights ? kF32 : streams; }
+
+Outcome post(fuzz::Input& in, fuzz::World& world, bool bwd, uint64_t* sizeArg, aclOpExecutor** executorArg) {
+  const uint8_t pm = in.u8();
+  const Limits& p = kProfiles[pm < 170 ? 0 : 1 + pm % 2];
+  gradkit::rt::setSocOverride(p.soc);
+  const bool bsnd = in.oneIn(2);
+  std::vector<int64_t> decodedLead = {pickLead(in)};
+  if (bsnd) decodedLead.push_back(pickLead(in));
+  const int64_t decodedN = pickStreams(in), decodedD = pickHidden(in, p);
+  // BF16 / FP16; sometimes FLOAT or INT16 for every streams and hidden tensor at once (one rule, not three, broken).
+  const uint8_t dm = in.u8();
+  const int xDtype = dm >= 240 ? (dm % 2 ? ACL_FLOAT : ACL_INT16) : (dm % 2 ? ACL_FLOAT16 : ACL_BF16);
+  const bool hResGiven = !in.oneIn(4);
+  const std::vector<PostArg> spec =
+      bwd ? std::vector<PostArg>(std::begin(kPostBackwardArgs), std::end(kPostBackwardArgs))
+          : std::vector<PostArg>(std::begin(kPostArgs), std::end(kPostArgs));
+  Call call(in, world);
+  std::vector<Arg*> a;
+  for (const PostArg& s : spec) {
+    a.push_back(
+        &call.add(s.name, postDtype(s.role, xDtype), postShape(s.role, decodedLead, decodedN, decodedD), s.output));
+  }
+  Arg& hRes = *a[bwd ? 2 : 1];
+  if (!hResGiven) hRes.t = nullptr;
+  maybeNullOne(in, call.args());
+
+  // The model (docs/mhc.md), from the descriptors as created; the first streams tensor sets lead, N, D and the dtype.
+  Outcome out{};
+  Verdict& verdict = out.verdict;
+  for (const Arg* arg : a) {
+    if (arg->t == nullptr && (arg != &hRes || !p.hasV2)) verdict.invalid = true;
+  }
+  std::vector<int64_t> lead;
+  int64_t n = 0, d = 0;
+  if (!verdict.invalid && judgeX(*a[0], p, &lead, &n, &d, &verdict, /*post=*/true)) {
+    for (size_t i = 1; i < a.size(); ++i) {
+      if (a[i]->t != nullptr) {
+        expectTensor(*a[i], postShape(spec[i].role, lead, n, d), postDtype(spec[i].role, a[0]->dtype), &verdict);
+      }
+    }
+  }
+  std::vector<Arg*> inputs, outputs;
+  for (Arg* arg : a) {
+    if (arg->t != nullptr) (arg->output ? outputs : inputs).push_back(arg);
+  }
+  if (!verdict.invalid) judgeMemory(world, inputs, outputs, nullptr, nullptr, &verdict);
+  for (const Arg* arg : outputs) out.outputs.push_back(arg->v);
+
+  world.snapshot();
+  if (bwd) {
+    out.status = aclnnMhcPostBackwardGetWorkspaceSize(a[0]->t, a[1]->t, a[2]->t, a[3]->t, a[4]->t, a[5]->t, a[6]->t,
+                                                      a[7]->t, a[8]->t, sizeArg, executorArg);
+    out.run = aclnnMhcPostBackward;
+  } else {
+    out.status = aclnnMhcPostGetWorkspaceSize(a[0]->t, a[1]->t, a[2]->t, a[3]->t, a[4]->t, sizeArg, executorArg);
+    out.run = aclnnMhcPost;
+  }
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
   fuzz::World world;
-  const uint8_t op = in.u8() % 4;  // 0 MhcPre, 1 MhcPreV2, 2 MhcPreBackward, 3 MhcPreBackwardV2
+  const uint8_t op =
+      in.u8() % 6;  // 0 MhcPre, 1 MhcPreV2, 2 MhcPreBackward, 3 MhcPreBackwardV2, 4 MhcPost, 5 MhcPostBackward
   uint64_t workspaceSize = 0;
   aclOpExecutor* executor = nullptr;
   const uint8_t nulls = in.u8();
   uint64_t* sizeArg = nulls == 0xF1 ? nullptr : &workspaceSize;
   aclOpExecutor** executorArg = nulls == 0xF2 ? nullptr : &executor;
-  Outcome out =
-      op < 2 ? forward(in, world, op == 1, sizeArg, executorArg) : backward(in, world, op == 3, sizeArg, executorArg);
+  Outcome out = op < 2   ? forward(in, world, op == 1, sizeArg, executorArg)
+                : op < 4 ? backward(in, world, op == 3, sizeArg, executorArg)
+                         : post(in, world, op == 5, sizeArg, executorArg);
   const bool mustFail = out.verdict.invalid || sizeArg == nullptr || executorArg == nullptr;
   if (!mustFail && !out.verdict.unsure && out.status != ACLNN_SUCCESS) {
     fuzz::finding("GetWorkspaceSize rejected a call the model finds valid");
