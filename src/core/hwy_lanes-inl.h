@@ -57,15 +57,16 @@ HWY_INLINE hwy::HWY_NAMESPACE::Vec<D> WidenBits(D d, const uint16_t* from) {
 
 /**
  * The lanes of v rounded to 16-bit floats (RNE; NaN stays NaN with its sign, top payload and quiet bit set, as
- * floatToHalf / floatToBf16) and stored at `to`: FLOAT16 when kHalf (only where kExactHalf), BF16 otherwise.
+ * floatToHalf / floatToBf16): FLOAT16 bits when kHalf (only where kExactHalf), BF16 bits otherwise.
  */
 template <bool kHalf, class D>
-HWY_INLINE void StoreNarrowBits(D d, hwy::HWY_NAMESPACE::Vec<D> v, uint16_t* to) {
+HWY_INLINE hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, D>> NarrowBits(D d,
+                                                                                       hwy::HWY_NAMESPACE::Vec<D> v) {
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::Rebind<uint16_t, D> d16;
   if constexpr (kHalf) {
     const hn::Rebind<hwy::float16_t, D> dh;
-    hn::StoreU(hn::BitCast(d16, hn::DemoteTo(dh, v)), d16, to);
+    return hn::BitCast(d16, hn::DemoteTo(dh, v));
   } else {
     const hn::RebindToUnsigned<D> du;
     const hn::RebindToSigned<D> di;
@@ -74,7 +75,22 @@ HWY_INLINE void StoreNarrowBits(D d, hwy::HWY_NAMESPACE::Vec<D> v, uint16_t* to)
     const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
     const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
     const auto chosen = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(chosen))), d16, to);
+    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(chosen)));
+  }
+}
+
+/**
+ * NarrowBits of v stored at `to`; with kStream a non-temporal store (`to` aligned to the 16-bit vector; the caller
+ * ends its run of them with hwy::FlushStream()).
+ */
+template <bool kHalf, bool kStream = false, class D>
+HWY_INLINE void StoreNarrowBits(D d, hwy::HWY_NAMESPACE::Vec<D> v, uint16_t* to) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::Rebind<uint16_t, D> d16;
+  if constexpr (kStream) {
+    hn::Stream(NarrowBits<kHalf>(d, v), d16, to);
+  } else {
+    hn::StoreU(NarrowBits<kHalf>(d, v), d16, to);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "golden/mhc_post.h"
 #include "gradkit/float_convert.h"
+#include "hwy/aligned_allocator.h"
 #include "ops/mhc/kernels/mhc_post_kernel.h"
 #include "ops/op_test_util.h"
 
@@ -264,6 +265,35 @@ TEST(MhcPostValues, ApiBitsForAnyThreadCountAndStridedOutputs) {
     }
   }
   setThreadCount(saved);
+}
+
+TEST(MhcPostValues, StreamingStoresGiveTheSameBits) {
+  // The plan asks for non-temporal stores for outputs of 16 MB and more; the kernels take them where the rows are
+  // 64-byte aligned. Here on aligned copies of the outputs, every FMA target, against the scalar kernels.
+  const Sizes s{9, 4, 256, ACL_BF16, true};
+  Data reference(s);
+  reference.runAll(kernels::kMhcPostScalarKernels);
+  forEachFmaTarget([&](int64_t target) {
+    Data data(s);
+    auto out = hwy::AllocateAligned<uint16_t>(data.out.size());
+    auto gradX = hwy::AllocateAligned<uint16_t>(data.gradX.size());
+    auto gradHOut = hwy::AllocateAligned<uint16_t>(data.gradHOut.size());
+    MhcPostProblem forward = data.forward();
+    forward.out = out.get();
+    forward.streamOut = true;
+    kernels::kMhcPostSimdKernels.forward(forward, 0, s.tokens);
+    MhcPostBackwardProblem backward = data.backward();
+    backward.gradX = gradX.get();
+    backward.gradHOut = gradHOut.get();
+    backward.streamGrads = true;
+    kernels::kMhcPostSimdKernels.backward(backward, 0, s.tokens);
+    const std::string where = hwy::TargetName(target);
+    EXPECT_EQ(std::vector<uint16_t>(out.get(), out.get() + data.out.size()), reference.out) << where;
+    EXPECT_EQ(std::vector<uint16_t>(gradX.get(), gradX.get() + data.gradX.size()), reference.gradX) << where;
+    EXPECT_EQ(std::vector<uint16_t>(gradHOut.get(), gradHOut.get() + data.gradHOut.size()), reference.gradHOut)
+        << where;
+    EXPECT_EQ(data.gradHRes, reference.gradHRes) << where;
+  });
 }
 
 TEST(MhcPostValues, ApiWithoutHResIsAPlainResidual) {

@@ -15,6 +15,11 @@ StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, Work
   return StagedTensor::plan(view, !view.isContiguous(), name, booking);
 }
 
+/** A written output this large takes non-temporal stores: it would only evict the inputs from the cache. */
+bool streamedBytes(const aclTensor& output) {
+  return static_cast<uint64_t>(output.numel()) * 2 >= kStreamingStoreBytes;
+}
+
 template <class Problem>
 void setSizes(Problem& problem, const aclTensor& x) {
   const MhcPostDims dims = mhcPostDimsOf(x);
@@ -36,6 +41,7 @@ MhcPostPlan planMhcPost(const MhcPostArgs& args) {
   plan.hPost = stageUnlessDense(*args.hPost, "hPost staging", booking);
   plan.out = stageUnlessDense(*args.out, "out staging", booking);
   setSizes(plan.problem, *args.x);
+  plan.problem.streamOut = !plan.out.staged() && streamedBytes(*args.out);
   plan.kernels = &chooseKernels(kernels::kMhcPostSimdKernels, kernels::kMhcPostScalarKernels);
   return plan;
 }
@@ -66,6 +72,7 @@ MhcPostBackwardPlan planMhcPostBackward(const MhcPostBackwardArgs& args) {
   plan.gradHOut = stageUnlessDense(*args.gradHOut, "gradHOut staging", booking);
   plan.gradHPost = stageUnlessDense(*args.gradHPost, "gradHPost staging", booking);
   setSizes(plan.problem, *args.x);
+  plan.problem.streamGrads = !plan.gradX.staged() && !plan.gradHOut.staged() && streamedBytes(*args.gradX);
   plan.kernels = &chooseKernels(kernels::kMhcPostSimdKernels, kernels::kMhcPostScalarKernels);
   return plan;
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "core/hwy_lanes-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/mhc/kernels/mhc_post_kernel.h"
 
@@ -48,7 +49,7 @@ inline void unpadRows(const uint16_t* buffer, size_t rows, size_t rest, uint16_t
 }
 
 /** out rows of one chunk: acc = hOut * hPost[j], then fma over i (or + x[j] without hRes); narrowed once. */
-template <bool kHalf, size_t kN>
+template <bool kHalf, bool kStream, size_t kN>
 HWY_INLINE void ForwardChunk(ChunkRows x, const uint16_t* hOut, const float* hRes, const float* hPost, uint16_t* out,
                              size_t outStride) {
   const DF d;
@@ -64,15 +65,21 @@ HWY_INLINE void ForwardChunk(ChunkRows x, const uint16_t* hOut, const float* hRe
       } else {
         for (size_t i = 0; i < kN; ++i) acc = hn::MulAdd(xs[i], hn::Set(d, hRes[i * kN + j]), acc);
       }
-      StoreNarrowBits<kHalf>(d, acc, out + j * outStride + at);
+      StoreNarrowBits<kHalf, kStream>(d, acc, out + j * outStride + at);
     }
   }
+}
+
+/** Whether 16-bit rows of `dim` elements from `base` may take aligned non-temporal vector stores. */
+inline bool Streamable(bool wanted, const uint16_t* base, size_t dim) {
+  return wanted && reinterpret_cast<uintptr_t>(base) % 64 == 0 && dim % kChunk == 0;
 }
 
 template <bool kHalf, size_t kN>
 void ForwardTokens(const MhcPostProblem& p, int64_t first, int64_t count) {
   const size_t dim = static_cast<size_t>(p.hidden);
   const size_t body = dim / kChunk * kChunk, rest = dim - body;
+  const bool stream = Streamable(p.streamOut, p.out, dim);
   for (int64_t t = first; t < first + count; ++t) {
     const uint16_t* x = p.x + t * kN * dim;
     const uint16_t* hOut = p.hOut + t * dim;
@@ -80,16 +87,21 @@ void ForwardTokens(const MhcPostProblem& p, int64_t first, int64_t count) {
     const float* hPost = p.hPost + t * kN;
     uint16_t* out = p.out + t * kN * dim;
     for (size_t e = 0; e < body; e += kChunk) {
-      ForwardChunk<kHalf, kN>({x + e, dim}, hOut + e, hRes, hPost, out + e, dim);
+      if (stream) {
+        ForwardChunk<kHalf, true, kN>({x + e, dim}, hOut + e, hRes, hPost, out + e, dim);
+      } else {
+        ForwardChunk<kHalf, false, kN>({x + e, dim}, hOut + e, hRes, hPost, out + e, dim);
+      }
     }
     if (rest != 0) {
       HWY_ALIGN uint16_t xPad[kMaxStreams * kChunk], hOutPad[kChunk] = {}, outPad[kMaxStreams * kChunk];
       const ChunkRows xRows = padRows(x + body, dim, kN, rest, xPad);
       std::memcpy(hOutPad, hOut + body, rest * sizeof(uint16_t));
-      ForwardChunk<kHalf, kN>(xRows, hOutPad, hRes, hPost, outPad, kChunk);
+      ForwardChunk<kHalf, false, kN>(xRows, hOutPad, hRes, hPost, outPad, kChunk);
       unpadRows(outPad, kN, rest, out + body, dim);
     }
   }
+  if (stream) hwy::FlushStream();
 }
 
 /** The running partial sums of one token's backward: gradHRes[i][j] and gradHPost[j], kHalves vectors each. */
@@ -100,7 +112,7 @@ struct BackwardSums {
 };
 
 /** One chunk of one token's backward: gradX and gradHOut stored, the sums over D advanced. */
-template <bool kHalf, size_t kN>
+template <bool kHalf, bool kStream, size_t kN>
 HWY_INLINE void BackwardChunk(ChunkRows g, ChunkRows x, const uint16_t* hOut, const float* hRes, const float* hPost,
                               uint16_t* gradX, uint16_t* gradHOut, size_t outStride, BackwardSums<kN>& sums) {
   const DF d;
@@ -111,16 +123,21 @@ HWY_INLINE void BackwardChunk(ChunkRows g, ChunkRows x, const uint16_t* hOut, co
     const VF ho = WidenBits<kHalf>(d, hOut + at);
     for (size_t i = 0; i < kN; ++i) {
       if (hRes == nullptr) {
-        std::memcpy(gradX + i * outStride + at, g.row(i) + at, kLanes * sizeof(uint16_t));
+        const hn::Rebind<uint16_t, DF> d16;
+        if constexpr (kStream) {
+          hn::Stream(hn::LoadU(d16, g.row(i) + at), d16, gradX + i * outStride + at);
+        } else {
+          hn::StoreU(hn::LoadU(d16, g.row(i) + at), d16, gradX + i * outStride + at);
+        }
         continue;
       }
       VF acc = hn::Mul(gs[0], hn::Set(d, hRes[i * kN]));
       for (size_t j = 1; j < kN; ++j) acc = hn::MulAdd(gs[j], hn::Set(d, hRes[i * kN + j]), acc);
-      StoreNarrowBits<kHalf>(d, acc, gradX + i * outStride + at);
+      StoreNarrowBits<kHalf, kStream>(d, acc, gradX + i * outStride + at);
     }
     VF acc = hn::Mul(gs[0], hn::Set(d, hPost[0]));
     for (size_t j = 1; j < kN; ++j) acc = hn::MulAdd(gs[j], hn::Set(d, hPost[j]), acc);
-    StoreNarrowBits<kHalf>(d, acc, gradHOut + at);
+    StoreNarrowBits<kHalf, kStream>(d, acc, gradHOut + at);
     for (size_t j = 0; j < kN; ++j) sums.post[j][h] = hn::MulAdd(gs[j], ho, sums.post[j][h]);
     for (size_t i = 0; i < kN; ++i) {
       const VF xi = WidenBits<kHalf>(d, x.row(i) + at);
@@ -142,6 +159,7 @@ void BackwardTokens(const MhcPostBackwardProblem& p, int64_t first, int64_t coun
   const DF d;
   const size_t dim = static_cast<size_t>(p.hidden);
   const size_t body = dim / kChunk * kChunk, rest = dim - body;
+  const bool stream = Streamable(p.streamGrads, p.gradX, dim) && Streamable(true, p.gradHOut, dim);
   for (int64_t t = first; t < first + count; ++t) {
     const uint16_t* g = p.gradOutput + t * kN * dim;
     const uint16_t* x = p.x + t * kN * dim;
@@ -158,7 +176,13 @@ void BackwardTokens(const MhcPostBackwardProblem& p, int64_t first, int64_t coun
       }
     }
     for (size_t e = 0; e < body; e += kChunk) {
-      BackwardChunk<kHalf, kN>({g + e, dim}, {x + e, dim}, hOut + e, hRes, hPost, gradX + e, gradHOut + e, dim, sums);
+      if (stream) {
+        BackwardChunk<kHalf, true, kN>({g + e, dim}, {x + e, dim}, hOut + e, hRes, hPost, gradX + e, gradHOut + e, dim,
+                                       sums);
+      } else {
+        BackwardChunk<kHalf, false, kN>({g + e, dim}, {x + e, dim}, hOut + e, hRes, hPost, gradX + e, gradHOut + e, dim,
+                                        sums);
+      }
     }
     if (rest != 0) {
       HWY_ALIGN uint16_t gPad[kMaxStreams * kChunk], xPad[kMaxStreams * kChunk], hOutPad[kChunk] = {};
@@ -166,7 +190,7 @@ void BackwardTokens(const MhcPostBackwardProblem& p, int64_t first, int64_t coun
       const ChunkRows gRows = padRows(g + body, dim, kN, rest, gPad);
       const ChunkRows xRows = padRows(x + body, dim, kN, rest, xPad);
       std::memcpy(hOutPad, hOut + body, rest * sizeof(uint16_t));
-      BackwardChunk<kHalf, kN>(gRows, xRows, hOutPad, hRes, hPost, gradXPad, gradHOutPad, kChunk, sums);
+      BackwardChunk<kHalf, false, kN>(gRows, xRows, hOutPad, hRes, hPost, gradXPad, gradHOutPad, kChunk, sums);
       unpadRows(gradXPad, kN, rest, gradX + body, dim);
       unpadRows(gradHOutPad, 1, rest, gradHOut + body, dim);
     }
@@ -175,6 +199,7 @@ void BackwardTokens(const MhcPostBackwardProblem& p, int64_t first, int64_t coun
       p.gradHPost[t * kN + i] = Combine(sums.post[i]);
     }
   }
+  if (stream) hwy::FlushStream();
 }
 
 /** The instantiation for the problem's dtype and N (the check allows N in {4, 6, 8}). */

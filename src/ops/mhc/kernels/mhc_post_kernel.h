@@ -41,6 +41,7 @@ struct MhcPostProblem {
   const uint16_t* hOut = nullptr;  // [T, D]
   const float* hPost = nullptr;    // [T, N]
   uint16_t* out = nullptr;         // [T, N, D]
+  bool streamOut = false;          // out written with non-temporal stores where aligned (a large output)
 };
 
 /** One checked MhcPostBackward problem. */
@@ -56,6 +57,7 @@ struct MhcPostBackwardProblem {
   float* gradHRes = nullptr;             // [T, N, N]
   uint16_t* gradHOut = nullptr;          // [T, D]
   float* gradHPost = nullptr;            // [T, N]
+  bool streamGrads = false;              // gradX, gradHOut written with non-temporal stores where aligned
 };
 
 /** The kernels of one implementation; each runs tokens [first, first + count). */
