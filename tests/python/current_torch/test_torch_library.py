@@ -263,6 +263,32 @@ def test_torch_func_grad_equals_autograd():
         assert torch.equal(grad(loss)(value), leaf.grad)
 
 
+def test_torch_func_vmap_equals_a_loop_over_samples():
+    """torch.func.vmap runs each Function once per sample (their vmap rule) and stacks the outputs: the same bits as a
+    Python loop; vmap(grad(...)) gives per-sample gradients equal to grad of each sample."""
+    from torch.func import grad, vmap
+
+    torch.manual_seed(6)
+    t = torch.randn(3, 37)
+    q = torch.randn(3, 1, 2, 24, 16)
+    x = torch.randn(3, 5, 4, 40).bfloat16()
+    h_res, h_out, h_post = torch.rand(5, 4, 4), torch.randn(5, 40).bfloat16(), torch.rand(5, 4)
+    cases = (
+        (lambda a: gradkit.relu(a), t),
+        (lambda a: gradkit.dropout(a, 0.2, seed=3), t),
+        (lambda a: gradkit.flash_attention(a, a, a, 2), q),
+        (lambda a: gradkit.mhc_post(a, h_res, h_out, h_post), x),
+    )
+    for function, batch in cases:
+        assert torch.equal(vmap(function)(batch), torch.stack([function(sample) for sample in batch]))
+    per_sample_loss = lambda a: gradkit.mhc_post(a, h_res, h_out, h_post).float().square().sum()  # noqa: E731
+    per_sample = vmap(grad(per_sample_loss))(x)
+    assert torch.equal(per_sample, torch.stack([grad(per_sample_loss)(sample) for sample in x]))
+    h_res_batch = torch.rand(3, 5, 4, 4)  # batched in two arguments at once, at another dim for one
+    got = vmap(lambda a, r: gradkit.mhc_post(a, r, h_out, h_post), in_dims=(0, 0))(x, h_res_batch)
+    assert torch.equal(got, torch.stack([gradkit.mhc_post(a, r, h_out, h_post) for a, r in zip(x, h_res_batch)]))
+
+
 def compressor_inputs(hidden=1024, d=128, cr=4, coff=2):
     torch.manual_seed(7)
     wkv = (0.03 * torch.randn(coff * d, hidden)).bfloat16().requires_grad_()
