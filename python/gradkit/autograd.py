@@ -174,8 +174,12 @@ def dropout(x, p=0.5, training=True, *, seed=None, offset=0, return_mask=False):
     not training), with gradkit's masks: the Ascend950 Philox stream of (seed, offset). seed None draws one from
     torch's global generator. return_mask also returns the packed UINT8 keep mask (unpack_dropout_mask)."""
     if library.use_custom_ops():
-        seed = ops.random_seed(x) if seed is None else int(seed)
-        out, mask = torch.ops.gradkit.native_dropout(x, float(p), bool(training), seed, int(offset))
+        if seed is None:  # drawn in the graph, as ops.random_seed draws it in eager mode (the same generator)
+            seed_tensor = torch.randint(0, 2**62, (1,), dtype=torch.int64)
+            out, mask = torch.ops.gradkit.native_dropout_seed_tensor(x, float(p), bool(training), seed_tensor,
+                                                                     int(offset))
+        else:
+            out, mask = torch.ops.gradkit.native_dropout(x, float(p), bool(training), int(seed), int(offset))
     else:
         out, mask = DropoutFunction.apply(x, float(p), bool(training), seed, int(offset))
     return (out, mask) if return_mask else out
@@ -216,7 +220,10 @@ def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_i
     (h_in, h_post) for alpha [2] (forward only). x [T, N, D] or [B, S, N, D] bfloat16 / float16; phi [F, N*D],
     alpha, bias [F], gamma [N, D] or None float32. op_impl_mode None: the V1 entry points; 0 / 1: V2 with fp32 /
     HF32 matmul operands. Gradients flow to x, phi, alpha, bias and gamma."""
-    if alpha.shape[0] == 3 and library.use_custom_ops():
+    if library.use_custom_ops():
+        if alpha.shape[0] == 2:
+            return torch.ops.gradkit.mhc_pre_no_residual(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps),
+                                                         op_impl_mode)[:2]
         return torch.ops.gradkit.mhc_pre(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)[:3]
     outputs = MhcPreFunction.apply(x, phi, alpha, bias, gamma, float(norm_eps), float(hc_eps), op_impl_mode)
     return outputs[:-3]
@@ -278,10 +285,14 @@ def compressor(x, wkv, wgate, ape, cmp_ratio, *, state_cache=None, state_block_t
     [B] or None. state_cache (float32 [blocks, block_size, 2*coff*D], with state_block_table) is read before
     start_pos and written in place; None: zeros, nothing kept (gradkit.ops.compressor). Gradients flow to x, wkv,
     wgate and ape; positions read from the cache get none."""
-    if state_cache is None and library.use_custom_ops():
+    if library.use_custom_ops():
         grad_enabled = torch.is_grad_enabled() and any(t.requires_grad for t in (x, wkv, wgate, ape))
-        return torch.ops.gradkit.compressor(x, wkv, wgate, ape, cu_seqlens, seqused, start_pos, int(cmp_ratio),
-                                            int(coff), grad_enabled)[0]
+        if state_cache is None:
+            return torch.ops.gradkit.compressor(x, wkv, wgate, ape, cu_seqlens, seqused, start_pos, int(cmp_ratio),
+                                                int(coff), grad_enabled)[0]
+        if not grad_enabled:  # inference with a cache: the mutating op (it has no backward)
+            return torch.ops.gradkit.compressor_cached(x, wkv, wgate, ape, state_cache, state_block_table, cu_seqlens,
+                                                       seqused, start_pos, int(cmp_ratio), int(coff), int(cache_mode))
     return CompressorFunction.apply(x, wkv, wgate, ape, state_cache, state_block_table, cu_seqlens, seqused, start_pos,
                                     int(cmp_ratio), int(coff), int(cache_mode))
 

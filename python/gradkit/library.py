@@ -141,6 +141,19 @@ if AVAILABLE:
         mask_bytes = ops.dropout_mask_bytes(input.numel())
         return input.new_empty(input.shape), input.new_empty((mask_bytes,), dtype=torch.uint8)
 
+    # The same with the seed as a 1-element INT64 tensor: a seed drawn by torch.randint inside a traced region stays
+    # in the graph (an int seed would need the tensor's value while tracing, which fullgraph refuses).
+    @torch.library.custom_op(f"{NAMESPACE}::native_dropout_seed_tensor", mutates_args=())
+    def native_dropout_seed_tensor(input: Tensor, p: float, train: bool, seed: Tensor,
+                                   offset: int) -> Tuple[Tensor, Tensor]:
+        """gradkit.ops.native_dropout with seed = int(seed): (out, packed UINT8 keep mask)."""
+        return ops.native_dropout(input, p, train, seed=int(seed.reshape(()).item()), offset=offset)
+
+    @native_dropout_seed_tensor.register_fake
+    def _(input, p, train, seed, offset):
+        mask_bytes = ops.dropout_mask_bytes(input.numel())
+        return input.new_empty(input.shape), input.new_empty((mask_bytes,), dtype=torch.uint8)
+
     @torch.library.custom_op(f"{NAMESPACE}::native_dropout_backward", mutates_args=())
     def native_dropout_backward(grad: Tensor, mask: Tensor, scale: float) -> Tensor:
         """gradkit.ops.native_dropout_backward: grad * keep * scale."""
@@ -150,6 +163,8 @@ if AVAILABLE:
     def _(grad, mask, scale):
         return grad.new_empty(grad.shape)
 
+    native_dropout_seed_tensor.register_autograd(_backward.dropout_backward(native_dropout_backward),
+                                                 setup_context=_backward.dropout_setup)
     native_dropout.register_autograd(_backward.dropout_backward(native_dropout_backward),
                                      setup_context=_backward.dropout_setup)
 
@@ -205,6 +220,27 @@ if AVAILABLE:
 
     mhc_pre.register_autograd(_mhc_backward, setup_context=_mhc_setup_context)
 
+    # mHC pre-mapping with alpha [2]: no residual block, so no h_res and no backward (upstream has none).
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_pre_no_residual", mutates_args=())
+    def mhc_pre_no_residual(x: Tensor, phi: Tensor, alpha: Tensor, bias: Tensor, gamma: Optional[Tensor],
+                            norm_eps: float, hc_eps: float,
+                            op_impl_mode: Optional[int]) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """gradkit.ops.mhc_pre with alpha [2]: (h_in, h_post, inv_rms, h_mix, h_pre)."""
+        out = ops.mhc_pre(x, phi, alpha, bias, gamma, norm_eps=norm_eps, hc_eps=hc_eps, op_impl_mode=op_impl_mode)
+        return out.h_in, out.h_post, out.inv_rms, out.h_mix, out.h_pre
+
+    @mhc_pre_no_residual.register_fake
+    def _(x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
+        lead, n, d, rows = tuple(x.shape[:-2]), x.shape[-2], x.shape[-1], phi.shape[0]
+        fp32 = dict(dtype=torch.float32)
+        return (x.new_empty(lead + (d,)), x.new_empty(lead + (n,), **fp32), x.new_empty(lead, **fp32),
+                x.new_empty(lead + (rows,), **fp32), x.new_empty(lead + (n,), **fp32))
+
+    def _no_residual_backward(ctx, *grads):
+        raise NotImplementedError("aclnnMhcPreBackward has no alpha [2] variant (no h_res)")
+
+    mhc_pre_no_residual.register_autograd(_no_residual_backward, setup_context=lambda ctx, inputs, output: None)
+
     # mHC post-mapping; h_res None is the plain residual (its gradient output is then still written, and dropped).
     @torch.library.custom_op(f"{NAMESPACE}::mhc_post", mutates_args=())
     def mhc_post(x: Tensor, h_res: Optional[Tensor], h_out: Tensor, h_post: Tensor) -> Tensor:
@@ -248,6 +284,10 @@ if AVAILABLE:
 
     @compressor.register_fake
     def _(x, wkv, wgate, ape, cu_seqlens, seqused, start_pos, cmp_ratio, coff, grad_enabled):
+        return _compressor_fake(x, wkv, cu_seqlens, cmp_ratio, coff, grad_enabled)
+
+    def _compressor_fake(x, wkv, cu_seqlens, cmp_ratio, coff, grad_enabled):
+        """(cmp_kv, softmax_score, kv) of the compressor's size model on fake tensors."""
         cr, n = max(cmp_ratio, 1), max(coff, 1)
         if x.dim() == 3:  # BSH; TH: the batches are cu_seqlens' length - 1 (its values are not needed)
             lead = tuple(ops._C.compressor_output_lead(False, x.shape[0], x.shape[1], cr))
@@ -258,6 +298,22 @@ if AVAILABLE:
         inner = lead + (n * cr, d) if grad_enabled else (1,) * (len(lead) + 2)
         fp32 = dict(dtype=torch.float32)
         return x.new_empty(lead + (d,)), x.new_empty(inner, **fp32), x.new_empty(inner, **fp32)
+
+    # The compressor with a state cache, read and written in place: a mutating op, so without a backward (PyTorch
+    # registers none for one); gradkit.autograd.compressor takes it when no input needs a gradient (inference).
+    @torch.library.custom_op(f"{NAMESPACE}::compressor_cached", mutates_args=("state_cache",))
+    def compressor_cached(x: Tensor, wkv: Tensor, wgate: Tensor, ape: Tensor, state_cache: Tensor,
+                          state_block_table: Tensor, cu_seqlens: Optional[Tensor], seqused: Optional[Tensor],
+                          start_pos: Optional[Tensor], cmp_ratio: int, coff: int, cache_mode: int) -> Tensor:
+        """gradkit.ops.compressor with state_cache written in place: cmp_kv."""
+        return ops.compressor(x, wkv, wgate, ape, cmp_ratio, state_cache=state_cache,
+                              state_block_table=state_block_table, cu_seqlens=cu_seqlens, seqused=seqused,
+                              start_pos=start_pos, coff=coff, cache_mode=cache_mode).cmp_kv
+
+    @compressor_cached.register_fake
+    def _(x, wkv, wgate, ape, state_cache, state_block_table, cu_seqlens, seqused, start_pos, cmp_ratio, coff,
+          cache_mode):
+        return _compressor_fake(x, wkv, cu_seqlens, cmp_ratio, coff, False)[0]
 
     @torch.library.custom_op(f"{NAMESPACE}::compressor_grad", mutates_args=())
     def compressor_grad(x: Tensor, wkv: Tensor, wgate: Tensor, d_cmp_kv: Tensor, softmax_score: Tensor, kv: Tensor,

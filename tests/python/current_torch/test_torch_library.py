@@ -325,3 +325,54 @@ def test_compile_fullgraph_of_the_compressor_matches_eager():
     compiled_grads = torch.autograd.grad(compiled, params)
     assert torch.equal(compiled, eager)
     assert all(torch.equal(a, b) for a, b in zip(compiled_grads, eager_grads))
+
+
+def cached_compressor_state(batch=1, seq=16, d=128, cr=4, coff=2):
+    """A paged state cache of 4 blocks of cr rows (table entries 1..3 in use: entry 0 would mean "do not write")."""
+    torch.manual_seed(9)
+    cache = torch.zeros(4, cr, 2 * coff * d)
+    table = torch.arange(1, 1 + -(-seq // cr), dtype=torch.int32).clamp(max=3).reshape(1, -1).repeat(batch, 1)
+    return cache, table
+
+
+def test_opcheck_and_compile_of_the_cached_compressor():
+    """The compressor with a state cache, for inference: a custom op that mutates state_cache (no backward); compiled
+    with fullgraph it writes the cache and returns cmp_kv as eager does."""
+    wkv, wgate, ape = (t.detach() for t in compressor_inputs())
+    x = torch.randn(1, 12, 1024).bfloat16()
+    cache, table = cached_compressor_state(seq=12)
+    torch.library.opcheck(torch.ops.gradkit.compressor_cached,
+                          (x, wkv, wgate, ape, cache.clone(), table, None, None, None, 4, 2, 1))
+    eager_cache, compiled_cache = cache.clone(), cache.clone()
+    with torch.no_grad():
+        eager = gradkit.compressor(x, wkv, wgate, ape, 4, coff=2, state_cache=eager_cache, state_block_table=table)
+        run = torch.compile(lambda c: gradkit.compressor(x, wkv, wgate, ape, 4, coff=2, state_cache=c,
+                                                         state_block_table=table), fullgraph=True, backend="aot_eager")
+        compiled = run(compiled_cache)
+    assert torch.equal(compiled, eager)
+    assert torch.equal(compiled_cache, eager_cache) and eager_cache.abs().sum() > 0  # written, in place
+
+
+def test_compile_fullgraph_with_a_seed_drawn_inside_and_alpha_2():
+    """dropout without a seed draws it in the graph (torch.randint, the generator eager uses: the same bits after
+    the same torch.manual_seed); mhc_pre with alpha [2] (no residual, forward only) traces as its own op."""
+    x, phi, alpha, bias, gamma = (v.detach() for v in mhc_inputs())
+    phi2 = phi[:8].contiguous()  # 2N rows
+    alpha2 = alpha[:2].contiguous()
+
+    def model(streams, t):
+        h_in, h_post = gradkit.mhc_pre(streams, phi2, alpha2, bias[:8].contiguous(), gamma)
+        return gradkit.dropout(t, 0.3) * h_post.sum(), h_in
+
+    t = torch.randn(40, requires_grad=True)
+    torch.manual_seed(21)
+    eager = model(x, t)
+    torch.manual_seed(21)
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(x, t)
+    for a, b in zip(compiled, eager):
+        assert torch.equal(a, b)
+    compiled[0].sum().backward()  # the dropout's backward; alpha [2] has none and got no gradient request
+    torch.library.opcheck(torch.ops.gradkit.mhc_pre_no_residual, (x, phi2, alpha2, bias[:8].contiguous(), gamma,
+                                                                  1e-6, 1e-6, None))
+    torch.library.opcheck(torch.ops.gradkit.native_dropout_seed_tensor,
+                          (t.detach(), 0.3, True, torch.tensor([5], dtype=torch.int64), 0))
