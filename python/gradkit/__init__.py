@@ -2,7 +2,8 @@
 
   gradkit.relu, gradkit.dropout, gradkit.mhc_pre, gradkit.mhc_post,
   gradkit.compressor, gradkit.flash_attention      torch.autograd functions (need torch)
-  gradkit.nn.functional, gradkit.nn.MhcPre         torch.nn.functional drop-ins (scaled_dot_product_attention),
+  gradkit.nn.functional, gradkit.nn.MhcPre,
+  gradkit.nn.Compressor                            torch.nn.functional drop-ins (scaled_dot_product_attention),
                                                    modules holding an operator's parameters
   gradkit.library                                  the operators as torch.ops.gradkit custom ops (torch >= 2.4)
   gradkit.ops                                      the raw operators, on torch tensors or numpy arrays

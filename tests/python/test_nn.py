@@ -80,3 +80,18 @@ def test_mhc_pre_module_is_the_function_with_its_parameters():
     sum(o.float().sum() for o in outs).backward()
     assert all(p.grad is not None for p in module.parameters())
     assert gradkit.nn.MhcPre(4, 64, norm_weight=False).gamma is None
+
+
+def test_compressor_module_is_the_function_with_its_parameters():
+    import gradkit
+
+    module = gradkit.nn.Compressor(1024, 128, 4, coff=2, generator=torch.Generator().manual_seed(2))
+    assert [name for name, _ in module.named_parameters()] == ["wkv", "wgate", "ape"]
+    assert module.wkv.shape == (256, 1024) and module.wkv.dtype == torch.bfloat16
+    assert module.ape.shape == (4, 256) and module.ape.dtype == torch.float32 and not module.ape.any()
+    x = torch.randn(1, 12, 1024).bfloat16()
+    out = module(x)
+    want = gradkit.compressor(x, module.wkv, module.wgate, module.ape, 4, coff=2)
+    assert out.shape == (1, 3, 128) and torch.equal(out, want)
+    out.float().square().sum().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in module.parameters())

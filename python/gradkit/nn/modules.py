@@ -3,7 +3,7 @@ import torch
 
 from .. import autograd
 
-__all__ = ["MhcPre"]
+__all__ = ["MhcPre", "Compressor"]
 
 
 class MhcPre(torch.nn.Module):
@@ -32,3 +32,29 @@ class MhcPre(torch.nn.Module):
 
     def extra_repr(self):
         return f"streams={self.streams}, dim={self.dim}, norm_weight={self.gamma is not None}"
+
+
+class Compressor(torch.nn.Module):
+    """The KV compressor of DeepSeek-V4's compressed attention (gradkit.compressor, aclnnCompressor; docs/compressor.md)
+    with its parameters: wkv and wgate [coff * head_dim, hidden] in `dtype` (bfloat16 / float16) and ape
+    [cmp_ratio, coff * head_dim] (float32). forward(x, ...) folds every cmp_ratio tokens of x (BSH [B, S, hidden] or
+    TH [T, hidden] with cu_seqlens) into one row of cmp_kv ([.., head_dim], x's dtype); the keyword arguments are
+    gradkit.compressor's (a state cache for decoding, per-batch lengths and start positions). wkv and wgate start as
+    N(0, init_std^2), ape at 0 (no position preference)."""
+
+    def __init__(self, hidden, head_dim, cmp_ratio, *, coff=1, dtype=torch.bfloat16, init_std=0.02, generator=None):
+        super().__init__()
+        self.hidden, self.head_dim, self.cmp_ratio, self.coff = int(hidden), int(head_dim), int(cmp_ratio), int(coff)
+        rows = self.coff * self.head_dim
+        self.wkv = torch.nn.Parameter((torch.randn(rows, self.hidden, generator=generator) * init_std).to(dtype))
+        self.wgate = torch.nn.Parameter((torch.randn(rows, self.hidden, generator=generator) * init_std).to(dtype))
+        self.ape = torch.nn.Parameter(torch.zeros(self.cmp_ratio, rows))
+
+    def forward(self, x, *, state_cache=None, state_block_table=None, cu_seqlens=None, seqused=None, start_pos=None,
+                cache_mode=1):
+        return autograd.compressor(x, self.wkv, self.wgate, self.ape, self.cmp_ratio, state_cache=state_cache,
+                                   state_block_table=state_block_table, cu_seqlens=cu_seqlens, seqused=seqused,
+                                   start_pos=start_pos, coff=self.coff, cache_mode=cache_mode)
+
+    def extra_repr(self):
+        return f"hidden={self.hidden}, head_dim={self.head_dim}, cmp_ratio={self.cmp_ratio}, coff={self.coff}"
