@@ -64,8 +64,8 @@ make_wheel() {  # dist/gradkit-*manylinux*.whl, the only wheel left in dist/
   # No build isolation: the configure takes Debian's pybind11 (run.sh installs it) and the venv's scikit-build-core.
   # The compilers and -Werror of build/ (scikit-build-core would take Python's g++): the same ccache entries.
   PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip wheel . --no-build-isolation --no-deps --quiet \
-    --wheel-dir dist/unrepaired -Ccmake.define.GRADKIT_WERROR=ON -Ccmake.define.CMAKE_C_COMPILER=cc \
-    -Ccmake.define.CMAKE_CXX_COMPILER=c++
+    --wheel-dir dist/unrepaired --config-settings=cmake.define.GRADKIT_WERROR=ON \
+    --config-settings=cmake.define.CMAKE_C_COMPILER=cc --config-settings=cmake.define.CMAKE_CXX_COMPILER=c++
   PATH="$venv/bin:$PATH" auditwheel repair --wheel-dir dist dist/unrepaired/gradkit-*.whl
   rm -rf dist/unrepaired
 }
