@@ -12,6 +12,7 @@
 #include "aclnnop/aclnn_mhc_post.h"
 #include "aclnnop/aclnn_mhc_post_backward.h"
 #include "core/parallel.h"
+#include "core/tile_path.h"
 #include "golden/mhc_post.h"
 #include "gradkit/float_convert.h"
 #include "hwy/aligned_allocator.h"
@@ -35,6 +36,7 @@ struct Sizes {
   int64_t tokens, streams, hidden;
   aclDataType dtype = ACL_BF16;
   bool hRes = true;
+  double scale = 1.0;  // of the 16-bit inputs: 2^-130 makes BF16 denormals, and fp32 denormal sums
 };
 
 /** Random inputs of one problem, 16-bit tensors as bits, and room for every output. */
@@ -49,7 +51,7 @@ struct Data {
     std::uniform_real_distribution<float> wide(-2.0f, 2.0f), unit(0.0f, 1.0f);
     const auto bits = [&](int64_t count) {
       std::vector<uint16_t> v(static_cast<size_t>(count));
-      for (uint16_t& b : v) b = toBits(s.dtype, wide(rng));
+      for (uint16_t& b : v) b = toBits(s.dtype, static_cast<float>(wide(rng) * s.scale));
       return v;
     };
     x = bits(t * n * d);
@@ -66,24 +68,30 @@ struct Data {
     gradHPost.assign(hPost.size(), 0.0f);
   }
 
+  bool bf16Convert = false;  // the kernels' VCVTNEPS2BF16 path (where the CPU has it)
+
   MhcPostProblem forward() {
-    return {s.tokens,    s.streams,    s.hidden,  s.dtype, x.data(), s.hRes ? hRes.data() : nullptr,
-            hOut.data(), hPost.data(), out.data()};
+    MhcPostProblem p{s.tokens,    s.streams,    s.hidden,  s.dtype, x.data(), s.hRes ? hRes.data() : nullptr,
+                     hOut.data(), hPost.data(), out.data()};
+    p.bf16Convert = bf16Convert;
+    return p;
   }
   MhcPostBackwardProblem backward() {
-    return {s.tokens,
-            s.streams,
-            s.hidden,
-            s.dtype,
-            gradOutput.data(),
-            x.data(),
-            s.hRes ? hRes.data() : nullptr,
-            hOut.data(),
-            hPost.data(),
-            gradX.data(),
-            gradHRes.data(),
-            gradHOut.data(),
-            gradHPost.data()};
+    MhcPostBackwardProblem p{s.tokens,
+                             s.streams,
+                             s.hidden,
+                             s.dtype,
+                             gradOutput.data(),
+                             x.data(),
+                             s.hRes ? hRes.data() : nullptr,
+                             hOut.data(),
+                             hPost.data(),
+                             gradX.data(),
+                             gradHRes.data(),
+                             gradHOut.data(),
+                             gradHPost.data()};
+    p.bf16Convert = bf16Convert;
+    return p;
   }
   void runAll(const kernels::MhcPostKernels& k) {
     k.forward(forward(), 0, s.tokens);
@@ -130,21 +138,30 @@ TEST(MhcPostValues, HandWorkedToken) {
 }
 
 TEST(MhcPostValues, SimdMatchesScalarOnEveryTarget) {
+  // Each FMA target this CPU runs, with and (where the CPU has AVX512_BF16) without the one-instruction BF16
+  // rounding; the 2^-130 and 2^-128 cases make BF16 denormal inputs and fp32 denormal results, which that
+  // instruction flushes (the kernels then round those vectors the portable way).
+  const bool converts = cpuMatrixFeatures().avx512bf16;
   for (const Sizes& s :
        {Sizes{5, 4, 64, ACL_BF16, true}, Sizes{3, 4, 19, ACL_FLOAT16, true}, Sizes{4, 6, 1000, ACL_BF16, true},
-        Sizes{2, 8, 37, ACL_FLOAT16, false}, Sizes{3, 8, 128, ACL_BF16, false}, Sizes{1, 4, 1, ACL_BF16, true}}) {
+        Sizes{2, 8, 37, ACL_FLOAT16, false}, Sizes{3, 8, 128, ACL_BF16, false}, Sizes{1, 4, 1, ACL_BF16, true},
+        Sizes{4, 4, 256, ACL_BF16, true, 0x1p-130}, Sizes{4, 4, 64, ACL_BF16, false, 0x1p-128}}) {
     Data scalar(s);
     scalar.runAll(kernels::kMhcPostScalarKernels);
     forEachFmaTarget([&](int64_t target) {
-      Data simd(s);
-      simd.runAll(kernels::kMhcPostSimdKernels);
-      const std::string where = "target " + std::string(hwy::TargetName(target)) + ", N " + std::to_string(s.streams) +
-                                ", D " + std::to_string(s.hidden);
-      EXPECT_EQ(simd.out, scalar.out) << where;
-      EXPECT_EQ(simd.gradX, scalar.gradX) << where;
-      EXPECT_EQ(simd.gradHOut, scalar.gradHOut) << where;
-      EXPECT_EQ(simd.gradHRes, scalar.gradHRes) << where;
-      EXPECT_EQ(simd.gradHPost, scalar.gradHPost) << where;
+      for (bool convert : {false, converts}) {
+        Data simd(s);
+        simd.bf16Convert = convert;
+        simd.runAll(kernels::kMhcPostSimdKernels);
+        const std::string where = "target " + std::string(hwy::TargetName(target)) + ", N " +
+                                  std::to_string(s.streams) + ", D " + std::to_string(s.hidden) +
+                                  (convert ? ", VCVTNEPS2BF16" : "") + ", scale " + std::to_string(s.scale);
+        EXPECT_EQ(simd.out, scalar.out) << where;
+        EXPECT_EQ(simd.gradX, scalar.gradX) << where;
+        EXPECT_EQ(simd.gradHOut, scalar.gradHOut) << where;
+        EXPECT_EQ(simd.gradHRes, scalar.gradHRes) << where;
+        EXPECT_EQ(simd.gradHPost, scalar.gradHPost) << where;
+      }
     });
   }
 }
@@ -278,6 +295,7 @@ TEST(MhcPostValues, StreamingStoresGiveTheSameBits) {
     auto out = hwy::AllocateAligned<uint16_t>(data.out.size());
     auto gradX = hwy::AllocateAligned<uint16_t>(data.gradX.size());
     auto gradHOut = hwy::AllocateAligned<uint16_t>(data.gradHOut.size());
+    data.bf16Convert = cpuMatrixFeatures().avx512bf16;
     MhcPostProblem forward = data.forward();
     forward.out = out.get();
     forward.streamOut = true;

@@ -2,6 +2,7 @@
 
 #include "core/kernel_select.h"
 #include "core/parallel.h"
+#include "core/tile_path.h"
 #include "opapi/tensor.h"
 
 namespace gradkit::ops {
@@ -27,6 +28,7 @@ void setSizes(Problem& problem, const aclTensor& x) {
   problem.streams = dims.streams;
   problem.hidden = dims.hidden;
   problem.dtype = x.dtype;
+  problem.bf16Convert = cpuMatrixFeatures().avx512bf16;
 }
 
 }  // namespace

@@ -29,6 +29,33 @@ constexpr size_t kHalves = kMhcPostSumLanes / kLanes;  // vectors per 16-element
 constexpr size_t kChunk = kMhcPostSumLanes;
 constexpr size_t kMaxStreams = 8;
 
+/**
+ * v rounded to 16-bit floats and stored at `to` (non-temporally with kStream). With `convert` (the plan saw
+ * AVX512_BF16) a BF16 vector of 16 lanes without fp32 denormals takes VCVTNEPS2BF16, which rounds to nearest even
+ * and quiets NaNs as NarrowBits does but flushes denormals (hence the check): inline assembly, as Highway 1.0.3 has
+ * no target that enables the instruction.
+ */
+template <bool kHalf, bool kStream>
+HWY_INLINE void StoreRounded(VF v, uint16_t* to, bool convert) {
+  const DF d;
+#if HWY_TARGET <= HWY_AVX3
+  if constexpr (!kHalf && kLanes == 16) {
+    if (convert && _mm512_fpclass_ps_mask(v.raw, 0x20) == 0) {  // 0x20: denormal
+      __m256i bits;
+      asm("vcvtneps2bf16 %1, %0" : "=v"(bits) : "v"(v.raw));
+      if constexpr (kStream) {
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(to), bits);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), bits);
+      }
+      return;
+    }
+  }
+#endif
+  (void)convert;
+  StoreNarrowBits<kHalf, kStream>(d, v, to);
+}
+
 /** Rows of one token for one chunk: in place (stride = D) or zero-padded copies (stride = kChunk) for the tail. */
 struct ChunkRows {
   const uint16_t* base;
@@ -51,7 +78,7 @@ inline void unpadRows(const uint16_t* buffer, size_t rows, size_t rest, uint16_t
 /** out rows of one chunk: acc = hOut * hPost[j], then fma over i (or + x[j] without hRes); narrowed once. */
 template <bool kHalf, bool kStream, size_t kN>
 HWY_INLINE void ForwardChunk(ChunkRows x, const uint16_t* hOut, const float* hRes, const float* hPost, uint16_t* out,
-                             size_t outStride) {
+                             size_t outStride, bool convert) {
   const DF d;
   for (size_t h = 0; h < kHalves; ++h) {
     const size_t at = h * kLanes;
@@ -65,7 +92,7 @@ HWY_INLINE void ForwardChunk(ChunkRows x, const uint16_t* hOut, const float* hRe
       } else {
         for (size_t i = 0; i < kN; ++i) acc = hn::MulAdd(xs[i], hn::Set(d, hRes[i * kN + j]), acc);
       }
-      StoreNarrowBits<kHalf, kStream>(d, acc, out + j * outStride + at);
+      StoreRounded<kHalf, kStream>(acc, out + j * outStride + at, convert);
     }
   }
 }
@@ -88,16 +115,16 @@ void ForwardTokens(const MhcPostProblem& p, int64_t first, int64_t count) {
     uint16_t* out = p.out + t * kN * dim;
     for (size_t e = 0; e < body; e += kChunk) {
       if (stream) {
-        ForwardChunk<kHalf, true, kN>({x + e, dim}, hOut + e, hRes, hPost, out + e, dim);
+        ForwardChunk<kHalf, true, kN>({x + e, dim}, hOut + e, hRes, hPost, out + e, dim, p.bf16Convert);
       } else {
-        ForwardChunk<kHalf, false, kN>({x + e, dim}, hOut + e, hRes, hPost, out + e, dim);
+        ForwardChunk<kHalf, false, kN>({x + e, dim}, hOut + e, hRes, hPost, out + e, dim, p.bf16Convert);
       }
     }
     if (rest != 0) {
       HWY_ALIGN uint16_t xPad[kMaxStreams * kChunk], hOutPad[kChunk] = {}, outPad[kMaxStreams * kChunk];
       const ChunkRows xRows = padRows(x + body, dim, kN, rest, xPad);
       std::memcpy(hOutPad, hOut + body, rest * sizeof(uint16_t));
-      ForwardChunk<kHalf, false, kN>(xRows, hOutPad, hRes, hPost, outPad, kChunk);
+      ForwardChunk<kHalf, false, kN>(xRows, hOutPad, hRes, hPost, outPad, kChunk, p.bf16Convert);
       unpadRows(outPad, kN, rest, out + body, dim);
     }
   }
@@ -114,7 +141,8 @@ struct BackwardSums {
 /** One chunk of one token's backward: gradX and gradHOut stored, the sums over D advanced. */
 template <bool kHalf, bool kStream, size_t kN>
 HWY_INLINE void BackwardChunk(ChunkRows g, ChunkRows x, const uint16_t* hOut, const float* hRes, const float* hPost,
-                              uint16_t* gradX, uint16_t* gradHOut, size_t outStride, BackwardSums<kN>& sums) {
+                              uint16_t* gradX, uint16_t* gradHOut, size_t outStride, BackwardSums<kN>& sums,
+                              bool convert) {
   const DF d;
   for (size_t h = 0; h < kHalves; ++h) {
     const size_t at = h * kLanes;
@@ -133,11 +161,11 @@ HWY_INLINE void BackwardChunk(ChunkRows g, ChunkRows x, const uint16_t* hOut, co
       }
       VF acc = hn::Mul(gs[0], hn::Set(d, hRes[i * kN]));
       for (size_t j = 1; j < kN; ++j) acc = hn::MulAdd(gs[j], hn::Set(d, hRes[i * kN + j]), acc);
-      StoreNarrowBits<kHalf, kStream>(d, acc, gradX + i * outStride + at);
+      StoreRounded<kHalf, kStream>(acc, gradX + i * outStride + at, convert);
     }
     VF acc = hn::Mul(gs[0], hn::Set(d, hPost[0]));
     for (size_t j = 1; j < kN; ++j) acc = hn::MulAdd(gs[j], hn::Set(d, hPost[j]), acc);
-    StoreNarrowBits<kHalf, kStream>(d, acc, gradHOut + at);
+    StoreRounded<kHalf, kStream>(acc, gradHOut + at, convert);
     for (size_t j = 0; j < kN; ++j) sums.post[j][h] = hn::MulAdd(gs[j], ho, sums.post[j][h]);
     for (size_t i = 0; i < kN; ++i) {
       const VF xi = WidenBits<kHalf>(d, x.row(i) + at);
@@ -178,10 +206,10 @@ void BackwardTokens(const MhcPostBackwardProblem& p, int64_t first, int64_t coun
     for (size_t e = 0; e < body; e += kChunk) {
       if (stream) {
         BackwardChunk<kHalf, true, kN>({g + e, dim}, {x + e, dim}, hOut + e, hRes, hPost, gradX + e, gradHOut + e, dim,
-                                       sums);
+                                       sums, p.bf16Convert);
       } else {
         BackwardChunk<kHalf, false, kN>({g + e, dim}, {x + e, dim}, hOut + e, hRes, hPost, gradX + e, gradHOut + e, dim,
-                                        sums);
+                                        sums, p.bf16Convert);
       }
     }
     if (rest != 0) {
@@ -190,7 +218,8 @@ void BackwardTokens(const MhcPostBackwardProblem& p, int64_t first, int64_t coun
       const ChunkRows gRows = padRows(g + body, dim, kN, rest, gPad);
       const ChunkRows xRows = padRows(x + body, dim, kN, rest, xPad);
       std::memcpy(hOutPad, hOut + body, rest * sizeof(uint16_t));
-      BackwardChunk<kHalf, false, kN>(gRows, xRows, hOutPad, hRes, hPost, gradXPad, gradHOutPad, kChunk, sums);
+      BackwardChunk<kHalf, false, kN>(gRows, xRows, hOutPad, hRes, hPost, gradXPad, gradHOutPad, kChunk, sums,
+                                      p.bf16Convert);
       unpadRows(gradXPad, kN, rest, gradX + body, dim);
       unpadRows(gradHOutPad, 1, rest, gradHOut + body, dim);
     }

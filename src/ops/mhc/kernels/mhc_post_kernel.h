@@ -42,6 +42,7 @@ struct MhcPostProblem {
   const float* hPost = nullptr;    // [T, N]
   uint16_t* out = nullptr;         // [T, N, D]
   bool streamOut = false;          // out written with non-temporal stores where aligned (a large output)
+  bool bf16Convert = false;        // the CPU rounds to BF16 in one instruction (AVX512_BF16): the same bits, faster
 };
 
 /** One checked MhcPostBackward problem. */
@@ -58,6 +59,7 @@ struct MhcPostBackwardProblem {
   uint16_t* gradHOut = nullptr;          // [T, D]
   float* gradHPost = nullptr;            // [T, N]
   bool streamGrads = false;              // gradX, gradHOut written with non-temporal stores where aligned
+  bool bf16Convert = false;              // as MhcPostProblem::bf16Convert
 };
 
 /** The kernels of one implementation; each runs tokens [first, first + count). */
