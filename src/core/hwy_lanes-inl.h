@@ -55,6 +55,20 @@ HWY_INLINE hwy::HWY_NAMESPACE::Vec<D> WidenBits(D d, const uint16_t* from) {
   }
 }
 
+/** The BF16 rounding of every lane (RNE; NaN stays NaN with its sign, top payload and quiet bit set, as floatToBf16):
+ *  32-bit lanes whose high halves are the BF16 bits. */
+template <class D>
+HWY_INLINE hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::RebindToUnsigned<D>> Bf16Rounded(D,
+                                                                                        hwy::HWY_NAMESPACE::Vec<D> v) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
+  const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+}
+
 /**
  * The lanes of v rounded to 16-bit floats (RNE; NaN stays NaN with its sign, top payload and quiet bit set, as
  * floatToHalf / floatToBf16): FLOAT16 bits when kHalf (only where kExactHalf), BF16 bits otherwise.
@@ -66,16 +80,10 @@ HWY_INLINE hwy::HWY_NAMESPACE::Vec<hwy::HWY_NAMESPACE::Rebind<uint16_t, D>> Narr
   const hn::Rebind<uint16_t, D> d16;
   if constexpr (kHalf) {
     const hn::Rebind<hwy::float16_t, D> dh;
-    return hn::BitCast(d16, hn::DemoteTo(dh, v));
+    return hn::BitCast(d16, hn::DemoteTo(dh, v));  // F16C: RNE, NaN kept quiet
   } else {
-    const hn::RebindToUnsigned<D> du;
-    const hn::RebindToSigned<D> di;
-    const auto bits = hn::BitCast(du, v);
-    const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-    const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
-    const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
-    const auto chosen = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
-    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(chosen)));
+    const hn::RebindToSigned<D> di;  // the high halves as non-negative int32: DemoteTo then keeps them
+    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(Bf16Rounded(d, v))));
   }
 }
 

@@ -31,44 +31,16 @@ namespace hn = hwy::HWY_NAMESPACE;
 using D8 = hn::CappedTag<float, 8>;
 using V8 = hn::Vec<D8>;
 
-/** 8 elements of x from `from`, widened exactly. */
+/** 8 elements of x from `from`, widened exactly (core/hwy_lanes-inl.h). */
 template <bool kHalf>
 HWY_INLINE V8 Widen(const uint16_t* from) {
-  const D8 d;
-  const hn::Rebind<uint16_t, D8> d16;
-  const auto bits = hn::LoadU(d16, from);
-  if constexpr (kHalf) {
-    const hn::Rebind<hwy::float16_t, D8> dh;
-    return hn::PromoteTo(d, hn::BitCast(dh, bits));
-  } else {
-    const hn::RebindToUnsigned<D8> du;
-    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, bits)));
-  }
+  return WidenBits<kHalf>(D8(), from);
 }
 
-/** The bf16 rounding of every lane (RNE; NaN stays NaN with its sign, top payload and quiet bit set): 32-bit lanes
- *  whose high halves are the bf16 bits. */
-template <class D>
-HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16Rounded(D, hn::Vec<D> v) {
-  const hn::RebindToUnsigned<D> du;
-  const auto bits = hn::BitCast(du, v);
-  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  const auto rounded = hn::Add(bits, hn::Add(lsb, hn::Set(du, 0x7fffu)));
-  const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
-  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
-}
-
-/** 8 fp32 lanes narrowed to fp16 / bf16 bits (RNE; NaN stays NaN with its sign, top payload and quiet bit set). */
+/** 8 fp32 lanes narrowed to fp16 / bf16 bits (core/hwy_lanes-inl.h: RNE, NaN kept quiet). */
 template <bool kHalf>
 HWY_INLINE auto Narrow(V8 v) {
-  const hn::Rebind<uint16_t, D8> d16;
-  if constexpr (kHalf) {
-    const hn::Rebind<hwy::float16_t, D8> dh;
-    return hn::BitCast(d16, hn::DemoteTo(dh, v));  // F16C: RNE, NaN kept quiet
-  } else {
-    const hn::RebindToSigned<D8> di;
-    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(Bf16Rounded(D8(), v))));
-  }
+  return NarrowBits<kHalf>(D8(), v);
 }
 
 /** xg of one vector: v * gamma (kGamma; `gamma` holds its 8 values), HF32-rounded (kHf32, opImplMode 1). */
