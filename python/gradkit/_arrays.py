@@ -111,8 +111,13 @@ def result(value):
     return value.array if isinstance(value, Bf16Array) else value
 
 
+def torch_seed_tensor():
+    """A dropout seed drawn from torch's global generator, as a 1-element INT64 tensor (traceable)."""
+    return torch.randint(0, 2**62, (1,), dtype=torch.int64)
+
+
 def random_seed(ref):
     """A dropout seed from the library's global generator (torch.manual_seed / np.random.seed make it repeat)."""
     if is_torch(ref):
-        return int(torch.randint(0, 2**62, (1,), dtype=torch.int64).item())
+        return int(torch_seed_tensor().item())
     return int(np.random.randint(0, 2**62, dtype=np.int64))

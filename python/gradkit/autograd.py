@@ -13,7 +13,7 @@ import math
 import torch
 from torch.autograd.function import once_differentiable
 
-from . import _backward, library, ops
+from . import _arrays, _backward, library, ops
 
 __all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "compressor", "flash_attention"]
 
@@ -96,11 +96,8 @@ class _OpCall(torch.autograd.Function):
     def backward(ctx, *grads):
         raise RuntimeError("gradkit's backward operators have no backward (no second derivative)")
 
-    @staticmethod
-    def vmap(info, in_dims, op, kwargs, result_type, *args):
-        samples = [_OpCall.apply(op, kwargs, result_type, *_sample(args, in_dims[3:], index))
-                   for index in range(info.batch_size)]
-        return _stacked(samples)
+
+_OpCall.vmap = staticmethod(_per_sample_vmap(_OpCall))  # op, kwargs and result_type are never batched
 
 
 def _inside_torch_func():
@@ -175,9 +172,8 @@ def dropout(x, p=0.5, training=True, *, seed=None, offset=0, return_mask=False):
     torch's global generator. return_mask also returns the packed UINT8 keep mask (unpack_dropout_mask)."""
     if library.use_custom_ops():
         if seed is None:  # drawn in the graph, as ops.random_seed draws it in eager mode (the same generator)
-            seed_tensor = torch.randint(0, 2**62, (1,), dtype=torch.int64)
-            out, mask = torch.ops.gradkit.native_dropout_seed_tensor(x, float(p), bool(training), seed_tensor,
-                                                                     int(offset))
+            out, mask = torch.ops.gradkit.native_dropout_seed_tensor(x, float(p), bool(training),
+                                                                     _arrays.torch_seed_tensor(), int(offset))
         else:
             out, mask = torch.ops.gradkit.native_dropout(x, float(p), bool(training), int(seed), int(offset))
     else:

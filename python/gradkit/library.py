@@ -136,10 +136,11 @@ if AVAILABLE:
         """gradkit.ops.native_dropout: (out, packed UINT8 keep mask) from the Philox stream of (seed, offset)."""
         return ops.native_dropout(input, p, train, seed=seed, offset=offset)
 
-    @native_dropout.register_fake
-    def _(input, p, train, seed, offset):
+    def _native_dropout_fake(input, p, train, seed, offset):
         mask_bytes = ops.dropout_mask_bytes(input.numel())
         return input.new_empty(input.shape), input.new_empty((mask_bytes,), dtype=torch.uint8)
+
+    native_dropout.register_fake(_native_dropout_fake)
 
     # The same with the seed as a 1-element INT64 tensor: a seed drawn by torch.randint inside a traced region stays
     # in the graph (an int seed would need the tensor's value while tracing, which fullgraph refuses).
@@ -149,10 +150,7 @@ if AVAILABLE:
         """gradkit.ops.native_dropout with seed = int(seed): (out, packed UINT8 keep mask)."""
         return ops.native_dropout(input, p, train, seed=int(seed.reshape(()).item()), offset=offset)
 
-    @native_dropout_seed_tensor.register_fake
-    def _(input, p, train, seed, offset):
-        mask_bytes = ops.dropout_mask_bytes(input.numel())
-        return input.new_empty(input.shape), input.new_empty((mask_bytes,), dtype=torch.uint8)
+    native_dropout_seed_tensor.register_fake(_native_dropout_fake)  # the seed's value does not shape the outputs
 
     @torch.library.custom_op(f"{NAMESPACE}::native_dropout_backward", mutates_args=())
     def native_dropout_backward(grad: Tensor, mask: Tensor, scale: float) -> Tensor:
@@ -176,13 +174,18 @@ if AVAILABLE:
         return tuple(ops.mhc_pre(x, phi, alpha, bias, gamma, norm_eps=norm_eps, hc_eps=hc_eps,
                                  op_impl_mode=op_impl_mode))
 
-    @mhc_pre.register_fake
-    def _(x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
+    def _mhc_pre_fakes(x, phi):
+        """Fake (h_in, h_post, inv_rms, h_mix, h_pre) of the pre-mapping: every output but h_res."""
         lead, n, d, rows = tuple(x.shape[:-2]), x.shape[-2], x.shape[-1], phi.shape[0]
         fp32 = dict(dtype=torch.float32)
-        tail = tuple(ops._C.mhc_residual_tail(n, rows))
-        return (x.new_empty(lead + (d,)), x.new_empty(lead + (n,), **fp32), x.new_empty(lead + tail, **fp32),
-                x.new_empty(lead, **fp32), x.new_empty(lead + (rows,), **fp32), x.new_empty(lead + (n,), **fp32))
+        return (x.new_empty(lead + (d,)), x.new_empty(lead + (n,), **fp32), x.new_empty(lead, **fp32),
+                x.new_empty(lead + (rows,), **fp32), x.new_empty(lead + (n,), **fp32))
+
+    @mhc_pre.register_fake
+    def _(x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
+        h_in, h_post, inv_rms, h_mix, h_pre = _mhc_pre_fakes(x, phi)
+        tail = tuple(ops._C.mhc_residual_tail(x.shape[-2], phi.shape[0]))
+        return h_in, h_post, x.new_empty(tuple(x.shape[:-2]) + tail, dtype=torch.float32), inv_rms, h_mix, h_pre
 
     @torch.library.custom_op(f"{NAMESPACE}::mhc_pre_backward", mutates_args=())
     def mhc_pre_backward(x: Tensor, phi: Tensor, alpha: Tensor, grad_h_in: Tensor, grad_h_post: Tensor,
@@ -231,10 +234,7 @@ if AVAILABLE:
 
     @mhc_pre_no_residual.register_fake
     def _(x, phi, alpha, bias, gamma, norm_eps, hc_eps, op_impl_mode):
-        lead, n, d, rows = tuple(x.shape[:-2]), x.shape[-2], x.shape[-1], phi.shape[0]
-        fp32 = dict(dtype=torch.float32)
-        return (x.new_empty(lead + (d,)), x.new_empty(lead + (n,), **fp32), x.new_empty(lead, **fp32),
-                x.new_empty(lead + (rows,), **fp32), x.new_empty(lead + (n,), **fp32))
+        return _mhc_pre_fakes(x, phi)
 
     def _no_residual_backward(ctx, *grads):
         raise NotImplementedError("aclnnMhcPreBackward has no alpha [2] variant (no h_res)")

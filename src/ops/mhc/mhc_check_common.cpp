@@ -41,24 +41,31 @@ aclnnStatus checkMhcV2Entry(std::string_view api, bool isV2, int64_t opImplMode)
               std::to_string(opImplMode));
 }
 
+aclnnStatus checkMhcStreams(std::string_view api, std::string_view name, const aclTensor& x, const MhcProfile& profile,
+                            aclnnStatus code) {
+  const int64_t n = x.viewDims[x.dim() - 2];
+  if (profile.allowsStreams(n)) return ACLNN_SUCCESS;
+  return fail(code, api, name,
+              std::string("N (dim -2, the number of streams) in ") + profile.streamsText() + " in the " + profile.name +
+                  " profile (GRADKIT_SOC)",
+              "N = " + std::to_string(n) + " (shape " + x.shapeString() + ")");
+}
+
+aclnnStatus checkMhcHidden(std::string_view api, std::string_view name, const aclTensor& x, const MhcProfile& profile,
+                           aclnnStatus code) {
+  const int64_t d = x.viewDims[x.dim() - 1];
+  if (d % profile.hiddenAlignment == 0 && d >= profile.hiddenMin && d <= profile.hiddenMax) return ACLNN_SUCCESS;
+  return fail(code, api, name,
+              "D (last dim, the hidden size) a multiple of " + std::to_string(profile.hiddenAlignment) + " in [" +
+                  std::to_string(profile.hiddenMin) + ", " + std::to_string(profile.hiddenMax) + "] in the " +
+                  profile.name + " profile (GRADKIT_SOC)",
+              "D = " + std::to_string(d) + " (shape " + x.shapeString() + ")");
+}
+
 aclnnStatus checkMhcStreamsAndHidden(std::string_view api, std::string_view name, const aclTensor& x,
                                      const MhcProfile& profile) {
-  const int64_t n = x.viewDims[x.dim() - 2];
-  const int64_t d = x.viewDims[x.dim() - 1];
-  if (!profile.allowsStreams(n)) {
-    return fail(ACLNN_ERR_PARAM_INVALID, api, name,
-                std::string("N (dim -2, the number of streams) in ") + profile.streamsText() + " in the " +
-                    profile.name + " profile (GRADKIT_SOC)",
-                "N = " + std::to_string(n) + " (shape " + x.shapeString() + ")");
-  }
-  if (d % profile.hiddenAlignment != 0 || d < profile.hiddenMin || d > profile.hiddenMax) {
-    return fail(ACLNN_ERR_PARAM_INVALID, api, name,
-                "D (last dim, the hidden size) a multiple of " + std::to_string(profile.hiddenAlignment) + " in [" +
-                    std::to_string(profile.hiddenMin) + ", " + std::to_string(profile.hiddenMax) + "] in the " +
-                    profile.name + " profile (GRADKIT_SOC)",
-                "D = " + std::to_string(d) + " (shape " + x.shapeString() + ")");
-  }
-  return ACLNN_SUCCESS;
+  GRADKIT_RETURN_IF_ERROR(checkMhcStreams(api, name, x, profile));
+  return checkMhcHidden(api, name, x, profile);
 }
 
 aclnnStatus checkNotEmpty(std::string_view api, std::string_view name, const aclTensor& tensor) {

@@ -40,7 +40,15 @@ MhcProfile currentMhcProfile();
  */
 aclnnStatus checkMhcV2Entry(std::string_view api, bool isV2, int64_t opImplMode);
 
-/** 161002 naming `name` (x) when N or D break the profile's limits. */
+/** `code` (161002 unless upstream answers otherwise) naming `name` (x) when N (dim -2) breaks the profile's limit. */
+aclnnStatus checkMhcStreams(std::string_view api, std::string_view name, const aclTensor& x, const MhcProfile& profile,
+                            aclnnStatus code = ACLNN_ERR_PARAM_INVALID);
+
+/** `code` naming `name` (x) when D (the last dim) breaks the profile's alignment and range. */
+aclnnStatus checkMhcHidden(std::string_view api, std::string_view name, const aclTensor& x, const MhcProfile& profile,
+                           aclnnStatus code = ACLNN_ERR_PARAM_INVALID);
+
+/** checkMhcStreams, then checkMhcHidden, with 161002. */
 aclnnStatus checkMhcStreamsAndHidden(std::string_view api, std::string_view name, const aclTensor& x,
                                      const MhcProfile& profile);
 

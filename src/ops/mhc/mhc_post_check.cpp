@@ -151,28 +151,17 @@ aclnnStatus checkShapes(const PostCall& call) {
 }
 
 /**
- * N and D against the profile: N in {4, 6, 8} and any D on Ascend950; N = 4 and D a multiple of 128 up to 100000 on
- * A2/A3. The forward's code there is upstream's 561103 (its tiling rejects them); the backward's 161002.
+ * N and D against the mHC profile (mhc_check_common.h: N in {4, 6, 8} on Ascend950, N = 4 and D a multiple of 128 in
+ * [128, 99968] on A2/A3), except that MhcPost limits no D on Ascend950. Outside Ascend950 the forward answers with
+ * upstream's 561103 (its tiling rejects them), the backward with 161002.
  */
 aclnnStatus checkProfileLimits(const PostCall& call) {
-  const aclTensor& x = *call.arguments.front().tensor;
-  const char* name = call.arguments.front().name;
-  const int64_t n = x.viewDims[x.dim() - 2];
-  const int64_t d = x.viewDims[x.dim() - 1];
+  const Argument& x = call.arguments.front();
+  const MhcProfile profile = currentMhcProfile();
   const bool ascend950 = rt::currentSoc() == rt::Soc::Ascend950;
-  const std::string profile = std::string(" in the ") + rt::socName(rt::currentSoc()) + " profile (GRADKIT_SOC)";
-  const int code = ascend950 || call.backward ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER_NULLPTR;
-  const bool streamsOk = ascend950 ? (n == 4 || n == 6 || n == 8) : n == 4;
-  if (!streamsOk) {
-    return fail(code, call.api, name,
-                std::string("N (dim -2, the number of streams) in ") + (ascend950 ? "{4, 6, 8}" : "{4}") + profile,
-                "N = " + std::to_string(n) + " (shape " + x.shapeString() + ")");
-  }
-  if (!ascend950 && (d % 128 != 0 || d > 100000)) {
-    return fail(code, call.api, name, "D (last dim, the hidden size) a multiple of 128 in [128, 100000]" + profile,
-                "D = " + std::to_string(d) + " (shape " + x.shapeString() + ")");
-  }
-  return ACLNN_SUCCESS;
+  const aclnnStatus code = ascend950 || call.backward ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER_NULLPTR;
+  GRADKIT_RETURN_IF_ERROR(checkMhcStreams(call.api, x.name, *x.tensor, profile, code));
+  return ascend950 ? ACLNN_SUCCESS : checkMhcHidden(call.api, x.name, *x.tensor, profile, code);
 }
 
 aclnnStatus checkNoEmptyAndFormats(const PostCall& call) {
