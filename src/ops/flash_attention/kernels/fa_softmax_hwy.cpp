@@ -27,30 +27,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 using D8 = hn::FixedTag<float, kFaStripes>;
 using V8 = hn::Vec<D8>;
 
-/** fa_exp.h's operations on 8 lanes. */
-struct VecOps {
-  using V = V8;
-  V set(float value) const { return hn::Set(D8(), value); }
-  V add(V a, V b) const { return hn::Add(a, b); }
-  V sub(V a, V b) const { return hn::Sub(a, b); }
-  V mul(V a, V b) const { return hn::Mul(a, b); }
-  V fma(V a, V b, V c) const { return hn::MulAdd(a, b, c); }
-  V clamp(V x, float lo, float hi) const { return hn::Min(hn::Max(x, set(lo)), set(hi)); }
-  V scaleByPow2(V y, V shifted) const {
-    const hn::RebindToSigned<D8> di;
-    const auto n = hn::Sub(hn::BitCast(di, shifted), hn::BitCast(di, set(kFaExpRoundMagic)));
-    const auto n1 = hn::ShiftRight<1>(n);
-    const auto n2 = hn::Sub(n, n1);
-    const auto bias = hn::Set(di, 127);
-    const V p1 = hn::BitCast(D8(), hn::ShiftLeft<23>(hn::Add(n1, bias)));
-    const V p2 = hn::BitCast(D8(), hn::ShiftLeft<23>(hn::Add(n2, bias)));
-    return hn::Mul(hn::Mul(y, p1), p2);
-  }
-  V flushSubnormal(V y) const { return hn::IfThenZeroElse(hn::Lt(hn::Abs(y), set(FLT_MIN)), y); }  // faFlushSubnormal
-  V keepNaN(V x, V y) const { return hn::IfThenElse(hn::IsNaN(x), x, y); }
-};
-
-HWY_INLINE V8 Exp8(V8 x) { return faExp(VecOps{}, x); }
+HWY_INLINE V8 Exp8(V8 x) { return FaExpVec(D8(), x); }
 
 bool ForwardRows(const FaForwardRows& t) {
   const D8 d;
@@ -103,7 +80,7 @@ bool BackwardRows(const FaBackwardRows& t) {
     const V8 lv = hn::Set(d, t.rowSum[r]);
     for (int64_t j = 0; j < full; j += kFaStripes) {
       const V8 v = hn::Sub(hn::Mul(hn::LoadU(d, s + j), scale), mv);
-      hn::StoreU(VecOps{}.flushSubnormal(hn::Div(Exp8(v), lv)), d, s + j);
+      hn::StoreU(FaExpVecOps<D8>{}.flushSubnormal(hn::Div(Exp8(v), lv)), d, s + j);
     }
     fa_detail::backwardTail(s, full, t.cols, t.scale, m, t.rowSum[r]);
   }

@@ -1,0 +1,154 @@
+// The plain scalar MhcSinkhorn and MhcSinkhornBackward kernels, in the orders of mhc_sinkhorn_kernel.h: the
+// reference the Highway kernels reproduce bit for bit.
+#include <algorithm>
+#include <cfloat>
+#include <cstring>
+
+#include "ops/flash_attention/kernels/fa_softmax.h"  // faExpScalar: the attention softmax's exp
+#include "ops/mhc/kernels/mhc_sinkhorn_kernel.h"
+
+namespace gradkit::kernels {
+namespace {
+
+constexpr int64_t kC = kSinkhornColumns;
+constexpr int64_t kMaxRows = 8;
+
+using Row = float[kC];
+
+float treeSum(const Row& v) {
+  const float a0 = v[0] + v[4], a1 = v[1] + v[5], a2 = v[2] + v[6], a3 = v[3] + v[7];
+  return (a0 + a2) + (a1 + a3);
+}
+
+float treeMax(const Row& v) {
+  const float a0 = std::max(v[0], v[4]), a1 = std::max(v[1], v[5]), a2 = std::max(v[2], v[6]),
+              a3 = std::max(v[3], v[7]);
+  return std::max(std::max(a0, a2), std::max(a1, a3));
+}
+
+/** The token's rows of step k into normOut (when saving). */
+void saveRows(const SinkhornProblem& p, const SinkhornSpot& spot, int64_t k, const Row* rows) {
+  if (p.normOut == nullptr) return;
+  for (int64_t r = 0; r < p.layout.n; ++r) std::memcpy(p.normOut + p.layout.normRow(spot, k, r), rows[r], sizeof(Row));
+}
+
+void forwardToken(const SinkhornProblem& p, int64_t t) {
+  const SinkhornLayout& layout = p.layout;
+  const int64_t n = layout.n;
+  const SinkhornSpot spot = layout.spotOf(t);
+  const float* x = p.x + t * n * n;
+  Row rows[kMaxRows];
+  Row eps = {};
+  for (int64_t c = 0; c < n; ++c) eps[c] = p.eps;
+
+  for (int64_t r = 0; r < n; ++r) {  // norm_0: the row softmax (padded columns: 0)
+    Row v;
+    for (int64_t c = 0; c < kC; ++c) v[c] = c < n ? x[r * n + c] : -FLT_MAX;
+    const float m = treeMax(v);
+    for (int64_t c = 0; c < kC; ++c) v[c] = c < n ? faExpScalar(v[c] - m) : 0.0f;
+    const float s = treeSum(v);
+    for (int64_t c = 0; c < kC; ++c) rows[r][c] = v[c] / s;
+  }
+  saveRows(p, spot, 0, rows);
+  if (p.sumOut != nullptr) {
+    for (int64_t c = 0; c < kC; ++c) p.sumOut[layout.columnSums(spot, 0) + c] = 0.0f;
+  }
+
+  Row columns = {};  // the column sums of the rows to be divided next
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kC; ++c) {
+      rows[r][c] += eps[c];
+      columns[c] = r == 0 ? rows[r][c] : columns[c] + rows[r][c];
+    }
+  }
+  for (int64_t k = 1; k < 2 * layout.iters; ++k) {
+    if (k % 2 == 1) {  // column step
+      Row divisor;
+      for (int64_t c = 0; c < kC; ++c) {
+        columns[c] += eps[c];
+        divisor[c] = c < n ? columns[c] : 1.0f;
+      }
+      for (int64_t r = 0; r < n; ++r) {
+        for (int64_t c = 0; c < kC; ++c) rows[r][c] /= divisor[c];
+      }
+      if (p.sumOut != nullptr) std::memcpy(p.sumOut + layout.columnSums(spot, k), columns, sizeof(Row));
+    } else {  // row step, summing the columns for the next step on the way
+      for (int64_t r = 0; r < n; ++r) {
+        const float sum = treeSum(rows[r]) + p.eps;
+        for (int64_t c = 0; c < kC; ++c) {
+          rows[r][c] /= sum;
+          columns[c] = r == 0 ? rows[r][c] : columns[c] + rows[r][c];
+        }
+        if (p.sumOut != nullptr) p.sumOut[layout.rowSum(spot, k, r)] = sum;
+      }
+      if (p.sumOut != nullptr) {
+        for (int64_t r = n; r < kC; ++r) p.sumOut[layout.rowSum(spot, k, r)] = 0.0f;
+      }
+    }
+    saveRows(p, spot, k, rows);
+  }
+  float* y = p.output + t * n * n;
+  for (int64_t r = 0; r < n; ++r) std::memcpy(y + r * n, rows[r], n * sizeof(float));
+}
+
+void forwardScalar(const SinkhornProblem& p, int64_t first, int64_t count) {
+  for (int64_t t = first; t < first + count; ++t) forwardToken(p, t);
+}
+
+/** Row r of step k as saved, its padded columns read as 0. */
+void loadRow(const SinkhornBackwardProblem& p, const SinkhornSpot& spot, int64_t k, int64_t r, Row& row) {
+  const float* saved = p.normOut + p.layout.normRow(spot, k, r);
+  for (int64_t c = 0; c < kC; ++c) row[c] = c < p.layout.n ? saved[c] : 0.0f;
+}
+
+void backwardToken(const SinkhornBackwardProblem& p, int64_t t) {
+  const SinkhornLayout& layout = p.layout;
+  const int64_t n = layout.n;
+  const SinkhornSpot spot = layout.spotOf(t);
+  Row g[kMaxRows];
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kC; ++c) g[r][c] = c < n ? p.gradOutput[(t * n + r) * n + c] : 0.0f;
+  }
+  Row norm;
+  for (int64_t k = 2 * layout.iters - 1; k >= 1; --k) {
+    if (k % 2 == 1) {  // column step: dot over rows, the column sums as divisors
+      Row dot = {}, divisor;
+      for (int64_t r = 0; r < n; ++r) {
+        loadRow(p, spot, k, r, norm);
+        for (int64_t c = 0; c < kC; ++c) dot[c] = r == 0 ? g[r][c] * norm[c] : dot[c] + g[r][c] * norm[c];
+      }
+      const float* sums = p.sumOut + layout.columnSums(spot, k);
+      for (int64_t c = 0; c < kC; ++c) divisor[c] = c < n ? sums[c] : 1.0f;
+      for (int64_t r = 0; r < n; ++r) {
+        for (int64_t c = 0; c < kC; ++c) g[r][c] = (g[r][c] - dot[c]) / divisor[c];
+      }
+    } else {  // row step
+      for (int64_t r = 0; r < n; ++r) {
+        loadRow(p, spot, k, r, norm);
+        Row product;
+        for (int64_t c = 0; c < kC; ++c) product[c] = g[r][c] * norm[c];
+        const float dot = treeSum(product);
+        const float sum = p.sumOut[layout.rowSum(spot, k, r)];
+        for (int64_t c = 0; c < kC; ++c) g[r][c] = c < n ? (g[r][c] - dot) / sum : 0.0f;
+      }
+    }
+  }
+  float* out = p.out + t * n * n;
+  for (int64_t r = 0; r < n; ++r) {  // the softmax's gradient
+    loadRow(p, spot, 0, r, norm);
+    Row product;
+    for (int64_t c = 0; c < kC; ++c) product[c] = g[r][c] * norm[c];
+    const float dot = treeSum(product);
+    for (int64_t c = 0; c < n; ++c) out[r * n + c] = (g[r][c] - dot) * norm[c];
+  }
+}
+
+void backwardScalar(const SinkhornBackwardProblem& p, int64_t first, int64_t count) {
+  for (int64_t t = first; t < first + count; ++t) backwardToken(p, t);
+}
+
+}  // namespace
+
+const SinkhornKernels kSinkhornScalarKernels{forwardScalar, backwardScalar};
+
+}  // namespace gradkit::kernels
