@@ -38,6 +38,9 @@ MhcSinkhornPlan planMhcSinkhorn(const MhcSinkhornArgs& args) {
   }
   plan.problem.layout = layoutOf(mhcSinkhornDimsOf(args));
   plan.problem.eps = args.eps;
+  // Saved steps this large are read back only by the backward, long after: they would only evict x from the cache.
+  plan.problem.streamSaved = plan.saves && !plan.normOut.staged() && !plan.sumOut.staged() &&
+                             static_cast<uint64_t>(args.normOut->numel()) * sizeof(float) >= kStreamingStoreBytes;
   plan.kernels = &chooseKernels(kernels::kSinkhornSimdKernels, kernels::kSinkhornScalarKernels);
   return plan;
 }

@@ -79,6 +79,7 @@ struct SinkhornProblem {
   float* output = nullptr;   // [T, n, n]
   float* normOut = nullptr;  // 2 iters T n 8, or null: no saved steps
   float* sumOut = nullptr;   // 2 iters T 8 (null with normOut)
+  bool streamSaved = false;  // normOut and sumOut written with non-temporal stores where aligned (large ones)
 };
 
 /** One checked MhcSinkhornBackward problem. */
