@@ -24,6 +24,8 @@
 #include "aclnnop/aclnn_mhc_pre_backward.h"
 #include "aclnnop/aclnn_mhc_pre_backward_v2.h"
 #include "aclnnop/aclnn_mhc_pre_v2.h"
+#include "aclnnop/aclnn_mhc_sinkhorn.h"
+#include "aclnnop/aclnn_mhc_sinkhorn_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
 
 namespace gradkit_test {
@@ -381,6 +383,41 @@ std::unique_ptr<OpCall> mhcPostBackward() {
   return call;
 }
 
+// MhcSinkhorn: T = 5 tokens of n = 4, 3 iterations (saved steps 2 * 3 * 5 * 4 * 8 and 2 * 3 * 5 * 8 elements).
+constexpr int64_t kSinkhornIters = 3;
+constexpr int64_t kSinkhornNorm = 2 * kSinkhornIters * kMhcTokens * kMhcStreams * 8;
+constexpr int64_t kSinkhornSums = 2 * kSinkhornIters * kMhcTokens * 8;
+
+/** aclnnMhcSinkhorn saving its steps. */
+std::unique_ptr<OpCall> mhcSinkhorn() {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kMhcStreams;
+  aclTensor* x = mhcFloat(*call, {t, n, n}, 0.0f);
+  aclTensor* output = mhcFloatOutput(*call, {t, n, n});
+  aclTensor* normOut = mhcFloatOutput(*call, {kSinkhornNorm});
+  aclTensor* sumOut = mhcFloatOutput(*call, {kSinkhornSums});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnMhcSinkhornGetWorkspaceSize(x, 1e-6f, kSinkhornIters, output, normOut, sumOut, size, executor);
+  };
+  call->secondPhase = aclnnMhcSinkhorn;
+  return call;
+}
+
+/** aclnnMhcSinkhornBackward over saved steps near 1 (any values: the run must only not fail). */
+std::unique_ptr<OpCall> mhcSinkhornBackward() {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kMhcStreams;
+  aclTensor* gradOutput = mhcFloat(*call, {t, n, n}, 0.5f);
+  aclTensor* normOut = mhcFloat(*call, {kSinkhornNorm}, 0.25f);
+  aclTensor* sumOut = mhcFloat(*call, {kSinkhornSums}, 1.0f);
+  aclTensor* out = mhcFloatOutput(*call, {t, n, n});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnMhcSinkhornBackwardGetWorkspaceSize(gradOutput, normOut, sumOut, out, size, executor);
+  };
+  call->secondPhase = aclnnMhcSinkhornBackward;
+  return call;
+}
+
 // Compressor (docs/compressor.md): BSH, B = 1, S = 8, H = 1024 (the smallest hidden size), D = 128, coff = 2,
 // cmpRatio = 4, BF16, start_pos [2]: two compressed rows, the first reading two positions of history.
 constexpr int64_t kCmpSeq = 8, kCmpHidden = 1024, kCmpHeadDim = 128, kCmpCoff = 2, kCmpRatio = 4;
@@ -692,6 +729,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcPreBackwardV2", mhcPreBackwardV2},
       {"aclnnMhcPost", mhcPost},
       {"aclnnMhcPostBackward", mhcPostBackward},
+      {"aclnnMhcSinkhorn", mhcSinkhorn},
+      {"aclnnMhcSinkhornBackward", mhcSinkhornBackward},
       {"aclnnCompressor", compressor},
       {"aclnnCompressor", compressorPaddedStride, "PaddedStrideDim0"},
       {"aclnnCompressor", compressorRing, "RingCache"},

@@ -53,6 +53,17 @@ MHC = {
     "backward-v2-a3-unavailable": [3, 0, 171, 0, 1, 0, 0],
 }
 
+# fuzz_mhc_sinkhorn (bytes in decoding order): direction (1: backward), layout (2: BSND), T - 1, n
+# (0/1/2: 4/6/8), numIters (m: 1 + m % 4), then the tensors' descriptors.
+SINKHORN = {
+    "forward-t1-n4": [0],
+    "forward-t5-n6-iters3": [0, 0, 4, 1, 2],
+    "forward-t12-n8-iters4": [0, 0, 11, 2, 3],
+    "backward-t1-n4": [1],
+    "backward-t7-n6-iters2": [1, 0, 6, 1, 1],
+    "backward-t12-n8-iters4": [1, 0, 11, 2, 3],
+}
+
 
 def sparse(head, tail):
     """head, then zeros with the bytes of tail ({position: value}) set: a plain call with a few hostile choices."""
@@ -256,5 +267,6 @@ write("fuzz_dropout_family", DROPOUT)
 write("fuzz_mhc", MHC)
 write("fuzz_compressor", COMPRESSOR)
 write("fuzz_flash_attention", FLASH_ATTENTION)
+write("fuzz_mhc_sinkhorn", SINKHORN)
 for target, inputs in REGRESSIONS.items():
     write(target, inputs, "regressions")
