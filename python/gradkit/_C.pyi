@@ -68,6 +68,14 @@ def mhc_residual_tail(n: int, phi_rows: int) -> List[int]:
     """The trailing dims of mHC's h_res / grad_h_res for N streams and phi of phi_rows = 2N + R rows: [N, N] when R = N*N, else [R] (the N! form)."""
 
 
+def mhc_sinkhorn(x: Any, eps: float, num_iters: int, output: Any, norm_out: Any, sum_out: Any) -> None:
+    """aclnnMhcSinkhorn into output, the saved steps into norm_out and sum_out (both None: none saved; Ascend950 profile only)."""
+
+
+def mhc_sinkhorn_backward(grad_output: Any, norm_out: Any, sum_out: Any, out: Any) -> None:
+    """aclnnMhcSinkhornBackward into out, from the forward's norm_out and sum_out."""
+
+
 def native_dropout(input: Any, p: float, train: bool, seed: int, offset: int, out: Any, mask: Any) -> int:
     """gradkit::native_dropout into out (input's shape and dtype) and mask (UINT8, ceil(n/128)*16 bytes, packed keep bits). Returns the DropoutPath taken (int)."""
 

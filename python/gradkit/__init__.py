@@ -1,7 +1,8 @@
 """gradkit: Huawei CANN's aclnn operators on the CPU, from Python (docs/python.md).
 
   gradkit.relu, gradkit.dropout, gradkit.mhc_pre, gradkit.mhc_post,
-  gradkit.compressor, gradkit.flash_attention      torch.autograd functions (need torch)
+  gradkit.mhc_sinkhorn, gradkit.compressor,
+  gradkit.flash_attention                          torch.autograd functions (need torch)
   gradkit.nn.functional, gradkit.nn.MhcPre,
   gradkit.nn.Compressor                            torch.nn.functional drop-ins (scaled_dot_product_attention),
                                                    modules holding an operator's parameters
@@ -31,8 +32,8 @@ except ImportError:  # numpy only: the raw operators
 else:
     from . import cann_ops_transformer, library, nn, torch_npu
     from .autograd import (compressor, dropout, flash_attention, flash_attention_causal_mask, mhc_post, mhc_pre,
-                           relu)
+                           mhc_sinkhorn, relu)
 
 __all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "mhc_post",
-           "torch_npu",
+           "mhc_sinkhorn", "torch_npu",
            "compressor", "flash_attention", "flash_attention_causal_mask", "cann_ops_transformer", "library", "nn"]

@@ -67,3 +67,32 @@ def mhc_post_backward(mhc_post_backward_op):
         return grad_x, grad_h_res if h_res is not None else None, grad_h_out, grad_h_post
 
     return backward
+
+
+def mhc_sinkhorn_forward(x, eps, num_iters, save):
+    """ops.mhc_sinkhorn as three tensors (output, norm_out, sum_out); without save the saved steps are empty tensors
+    (an autograd output or a custom op's cannot be None)."""
+    out = ops.mhc_sinkhorn(x, eps, num_iters, save=save)
+    if save:
+        return tuple(out)
+    return out.output, torch.empty(0, dtype=torch.float32), torch.empty(0, dtype=torch.float32)
+
+
+def mhc_sinkhorn_setup(ctx, inputs, output):
+    """Saves the forward's steps (norm_out, sum_out: outputs that take no gradient)."""
+    _output, norm_out, sum_out = output
+    ctx.save_for_backward(norm_out, sum_out)
+    ctx.saved_steps = inputs[3]  # save
+    ctx.mark_non_differentiable(norm_out, sum_out)
+
+
+def mhc_sinkhorn_backward(mhc_sinkhorn_backward_op):
+    """mhc_sinkhorn's backward: the gradient of x (none for eps, num_iters, save) from the saved steps."""
+
+    def backward(ctx, grad, _grad_norm, _grad_sum):
+        if not ctx.saved_steps:
+            raise RuntimeError("mhc_sinkhorn ran with save=False: it kept no steps for the backward")
+        norm_out, sum_out = ctx.saved_tensors
+        return mhc_sinkhorn_backward_op(grad.contiguous(), norm_out, sum_out), None, None, None
+
+    return backward

@@ -15,7 +15,7 @@ from torch.autograd.function import once_differentiable
 
 from . import _arrays, _backward, library, ops
 
-__all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "compressor", "flash_attention"]
+__all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "mhc_sinkhorn", "compressor", "flash_attention"]
 
 
 # torch >= 2.0 separates forward from setup_context, which torch.func (grad, vjp, jacrev) needs; 1.13 has only
@@ -127,6 +127,7 @@ _threshold_backward = _transformable(ops.threshold_backward)
 _native_dropout_backward = _transformable(ops.native_dropout_backward)
 _mhc_pre_backward = _transformable(ops.mhc_pre_backward)
 _mhc_post_backward = _transformable(ops.mhc_post_backward)
+_mhc_sinkhorn_backward = _transformable(ops.mhc_sinkhorn_backward)
 _flash_attention_score_grad = _transformable(ops.flash_attention_score_grad)
 
 
@@ -241,10 +242,33 @@ def mhc_post(x, h_res, h_out, h_post):
     return MhcPostFunction.apply(x, h_res, h_out, h_post)
 
 
+MhcSinkhornFunction = _function(
+    "MhcSinkhornFunction", """aclnnMhcSinkhorn forward (outputs: output, then the saved steps norm_out and sum_out,
+    not differentiable; empty without save) and aclnnMhcSinkhornBackward backward from those steps.""",
+    _backward.mhc_sinkhorn_forward, _backward.mhc_sinkhorn_setup,
+    _backward.mhc_sinkhorn_backward(_mhc_sinkhorn_backward))
+
+
+def mhc_sinkhorn(x, eps=1e-6, num_iters=20):
+    """mHC's Sinkhorn-Knopp projection (aclnnMhcSinkhorn) with autograd (aclnnMhcSinkhornBackward): returns the
+    doubly stochastic matrices, x's shape. x [T, n, n] or [B, S, n, n] float32 (n in {4, 6, 8}; mhc_pre's h_res),
+    num_iters 1 .. 100 rounds of column and row normalisation (gradkit.reference.mhc_sinkhorn). The forward keeps
+    its 2 num_iters steps for the backward (2 num_iters n 8 + 16 num_iters floats a token) only when x needs a
+    gradient; without one (inference, torch.no_grad) nothing is kept."""
+    if library.use_custom_ops():
+        save = torch.is_grad_enabled() and x.requires_grad
+        return torch.ops.gradkit.mhc_sinkhorn(x, float(eps), int(num_iters), save)[0]
+    transformed = _SEPARATE_SETUP and _inside_torch_func()  # torch.func's wrappers: through the Function
+    if not transformed and not (torch.is_grad_enabled() and x.requires_grad):
+        return ops.mhc_sinkhorn(x, eps, num_iters, save=False).output
+    return MhcSinkhornFunction.apply(x, float(eps), int(num_iters), True)[0]
+
+
 _attach(relu, ReluFunction, None, ops.threshold_backward)
 _attach(dropout, DropoutFunction, ops.native_dropout, ops.native_dropout_backward)
 _attach(mhc_pre, MhcPreFunction, ops.mhc_pre, ops.mhc_pre_backward)
 _attach(mhc_post, MhcPostFunction, ops.mhc_post, ops.mhc_post_backward)
+_attach(mhc_sinkhorn, MhcSinkhornFunction, ops.mhc_sinkhorn, ops.mhc_sinkhorn_backward)
 
 
 class CompressorFunction(torch.autograd.Function):

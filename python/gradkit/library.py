@@ -266,6 +266,30 @@ if AVAILABLE:
 
     mhc_post.register_autograd(_backward.mhc_post_backward(mhc_post_backward), setup_context=_backward.mhc_post_setup)
 
+    # mHC Sinkhorn: the saved steps are outputs (not differentiable), empty without save (inference).
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_sinkhorn", mutates_args=())
+    def mhc_sinkhorn(x: Tensor, eps: float, num_iters: int, save: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        """gradkit.ops.mhc_sinkhorn: (output, norm_out, sum_out); the last two empty without save."""
+        return _backward.mhc_sinkhorn_forward(x, eps, num_iters, save)
+
+    @mhc_sinkhorn.register_fake
+    def _(x, eps, num_iters, save):
+        norm_size, sum_size = ops.mhc_sinkhorn_saved_sizes(tuple(x.shape), max(num_iters, 1)) if save else (0, 0)
+        fp32 = dict(dtype=torch.float32)
+        return x.new_empty(x.shape), x.new_empty((norm_size,), **fp32), x.new_empty((sum_size,), **fp32)
+
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_sinkhorn_backward", mutates_args=())
+    def mhc_sinkhorn_backward(grad_output: Tensor, norm_out: Tensor, sum_out: Tensor) -> Tensor:
+        """gradkit.ops.mhc_sinkhorn_backward: the gradient of x."""
+        return ops.mhc_sinkhorn_backward(grad_output, norm_out, sum_out)
+
+    @mhc_sinkhorn_backward.register_fake
+    def _(grad_output, norm_out, sum_out):
+        return grad_output.new_empty(grad_output.shape)
+
+    mhc_sinkhorn.register_autograd(_backward.mhc_sinkhorn_backward(mhc_sinkhorn_backward),
+                                   setup_context=_backward.mhc_sinkhorn_setup)
+
     # The compressor without a state cache (the training case: stateless, nothing written) and its gradient. A call
     # with a state cache writes it in place, which a custom op with a backward cannot declare: that one stays a
     # gradkit.autograd.Function (a graph break under torch.compile).

@@ -165,6 +165,45 @@ def mhc_post_backward(grad_output, x, h_res, h_out, h_post, *, grad_x=None):
     return MhcPostGrads(result(grad_x), grad_h_res, result(grad_h_out), grad_h_post)
 
 
+MhcSinkhornResult = namedtuple("MhcSinkhornResult", "output norm_out sum_out")
+SINKHORN_COLUMNS = 8  # the saved rows are padded to 8 columns (the Ascend950 kernel's layout)
+
+
+def mhc_sinkhorn_saved_sizes(shape, num_iters):
+    """Elements of norm_out and sum_out for x of `shape` ([.., n, n]): (2 num_iters T n 8, 2 num_iters T 8)."""
+    tokens = 1
+    for dim in shape[:-2]:
+        tokens *= dim
+    n = shape[-1] if shape else 1
+    steps = 2 * num_iters * tokens * SINKHORN_COLUMNS
+    return steps * n, steps
+
+
+def mhc_sinkhorn(x, eps=1e-6, num_iters=20, *, save=True, out=None):
+    """aclnnMhcSinkhorn: per token of x ([T, n, n] or [B, S, n, n] float32, n in {4, 6, 8}) the Sinkhorn-Knopp
+    projection onto the doubly stochastic matrices: softmax over the last dim, then num_iters (1 .. 100) rounds of
+    column and row normalisation, each sum + eps. save also returns the steps the backward reads, norm_out (1-d,
+    2 num_iters T n 8) and sum_out (1-d, 2 num_iters T 8), float32 in the Ascend950 kernel's layout. Returns
+    MhcSinkhornResult(output (x's shape), norm_out, sum_out), the last two None without save. Ascend950 only."""
+    if out is None:
+        out = empty_like_dtype(x, shape_of(x))
+    norm_out = sum_out = None
+    if save:  # sized with at least one iteration, so that the operator itself reports a bad num_iters
+        norm_size, sum_size = mhc_sinkhorn_saved_sizes(shape_of(x), max(int(num_iters), 1))
+        norm_out, sum_out = empty(x, (norm_size,), "float32"), empty(x, (sum_size,), "float32")
+    _C.mhc_sinkhorn(arg(x), float(eps), int(num_iters), arg(out), arg(norm_out), arg(sum_out))
+    return MhcSinkhornResult(result(out), norm_out, sum_out)
+
+
+def mhc_sinkhorn_backward(grad_output, norm_out, sum_out, *, grad_x=None):
+    """aclnnMhcSinkhornBackward: the gradient of mhc_sinkhorn's output with respect to its x, for grad_output
+    (x's shape, float32), from the forward's norm_out and sum_out (num_iters follows from their size). Returns
+    grad_x (grad_output's shape)."""
+    if grad_x is None:
+        grad_x = empty_like_dtype(grad_output, shape_of(grad_output))
+    _C.mhc_sinkhorn_backward(arg(grad_output), arg(norm_out), arg(sum_out), arg(grad_x))
+    return result(grad_x)
+
 
 CompressorResult = namedtuple("CompressorResult", "cmp_kv softmax_score kv")
 CompressorGrads = namedtuple("CompressorGrads", "d_x d_wkv d_wgate d_ape")

@@ -1,6 +1,6 @@
 """Pure-torch reference implementations of the operators gradkit wraps (no gradkit call inside): what the tests
-compare gradkit.relu / dropout / mhc_pre / mhc_post against, and the reference model of examples/train_tiny.py. Each takes a
-`compute` dtype: float32 as a framework would run it, float64 for an oracle."""
+compare gradkit.relu / dropout / mhc_pre / mhc_post / mhc_sinkhorn against, and the reference model of
+examples/train_tiny.py. Each takes a `compute` dtype: float32 as a framework would run it, float64 for an oracle."""
 import torch
 import torch.nn.functional as F
 
@@ -48,6 +48,19 @@ def mhc_post(x, h_res, h_out, h_post, compute=torch.float32):
     xc = x.to(compute)
     mixed = xc if h_res is None else torch.einsum("...ij,...id->...jd", h_res.to(compute), xc)
     return (mixed + h_post.to(compute).unsqueeze(-1) * h_out.to(compute).unsqueeze(-2)).to(x.dtype)
+
+
+def mhc_sinkhorn(x, eps=1e-6, num_iters=20, compute=None):
+    """The Sinkhorn-Knopp projection of aclnnMhcSinkhorn per [.., n, n] matrix, in `compute` precision (None: x's
+    dtype), returned in it: softmax over the last dim; then (norm + eps) / (colsum(norm + eps) + eps); then
+    alternately norm / (rowsum + eps) and norm / (colsum + eps), 2 num_iters - 1 divisions after the softmax."""
+    norm = torch.softmax(x.to(compute or x.dtype), dim=-1)
+    for k in range(1, 2 * num_iters):
+        if k == 1:
+            norm = norm + eps  # the first step alone adds eps to the matrix as well as to its sums
+        dim = -2 if k % 2 else -1  # odd steps: column sums (over the rows), even steps: row sums
+        norm = norm / (norm.sum(dim, keepdim=True) + eps)
+    return norm
 
 
 def round_hf32(values):

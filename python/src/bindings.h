@@ -16,6 +16,8 @@ void bindDropout(pybind11::module_& module);
 void bindMhc(pybind11::module_& module);
 /** mhc_post (aclnnMhcPost), mhc_post_backward (aclnnMhcPostBackward). */
 void bindMhcPost(pybind11::module_& module);
+/** mhc_sinkhorn (aclnnMhcSinkhorn), mhc_sinkhorn_backward (aclnnMhcSinkhornBackward). */
+void bindMhcSinkhorn(pybind11::module_& module);
 
 /** compressor (aclnnCompressor, state cache in place), compressor_grad (aclnnCompressorGrad). */
 void bindCompressor(pybind11::module_& module);

@@ -32,6 +32,7 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindDropout(module);
   gradkit::python::bindMhc(module);
   gradkit::python::bindMhcPost(module);
+  gradkit::python::bindMhcSinkhorn(module);
   gradkit::python::bindCompressor(module);
   gradkit::python::bindFlashAttention(module);
   gradkit::python::bindShapeModels(module);

@@ -1,8 +1,8 @@
 """gradkit's operators as torch.library custom ops (python/gradkit/library.py) and the SDPA drop-in
 (gradkit.nn.functional.scaled_dot_product_attention) with a current PyTorch: torch.library.opcheck (schema, fake
 kernel, autograd registration) of every custom op, torch.compile(fullgraph=True) and torch.export of models using
-them (gradkit.relu, dropout, mhc_pre and the SDPA drop-in), the drop-in against torch's own SDPA (values and
-gradients), and a second derivative refused."""
+them (gradkit.relu, dropout, mhc_pre, mhc_sinkhorn, mhc_post and the SDPA drop-in), the drop-in against torch's own
+SDPA (values and gradients), and a second derivative refused."""
 import gradkit_package  # noqa: F401  (puts the built gradkit package on sys.path)
 import pytest
 import torch
@@ -102,6 +102,20 @@ def test_opcheck_mhc_post(with_h_res, dtype):
                            h_post.detach()))
 
 
+@pytest.mark.parametrize("num_iters", [1, 20])
+def test_opcheck_mhc_sinkhorn(num_iters):
+    torch.manual_seed(4)
+    x = torch.randn(2, 3, 8, 8).requires_grad_()
+    strided = torch.randn(5, 6, 6).transpose(-1, -2).requires_grad_()  # non-contiguous
+    for value in (x, strided):
+        torch.library.opcheck(torch.ops.gradkit.mhc_sinkhorn, (value, 1e-6, num_iters, True))
+        # inference: no saved steps (and no gradient wanted: there would be no backward)
+        torch.library.opcheck(torch.ops.gradkit.mhc_sinkhorn, (value.detach(), 1e-6, num_iters, False))
+        _, norm_out, sum_out = torch.ops.gradkit.mhc_sinkhorn(value.detach(), 1e-6, num_iters, True)
+        grad = torch.randn(value.shape[::-1]).permute(*reversed(range(value.dim())))  # strided too
+        torch.library.opcheck(torch.ops.gradkit.mhc_sinkhorn_backward, (grad, norm_out, sum_out))
+
+
 def test_opcheck_with_dropout_and_causal_template():
     q, k, v = inputs(torch.float32, rows=40)
     causal = gradkit.flash_attention_causal_mask()
@@ -184,8 +198,9 @@ def test_compile_fullgraph_matches_eager():
 
 
 class EveryOp(torch.nn.Module):
-    """mHC pre-mapping of 4 streams, the attention block, gradkit's ReLU and dropout (a fixed seed: drawing one would
-    read a tensor's value, which fullgraph tracing refuses), and the mHC post-mapping merging it back."""
+    """mHC pre-mapping of 4 streams, the Sinkhorn projection of its h_res, the attention block, gradkit's ReLU and
+    dropout (a fixed seed: drawing one would read a tensor's value, which fullgraph tracing refuses), and the mHC
+    post-mapping merging it back."""
 
     def __init__(self, n=4, dim=64):  # mHC needs D a multiple of 64
         super().__init__()
@@ -197,6 +212,7 @@ class EveryOp(torch.nn.Module):
 
     def forward(self, streams):
         h_in, h_post, h_res = gradkit.mhc_pre(streams, self.phi, self.alpha, self.bias)
+        h_res = gradkit.mhc_sinkhorn(h_res, 1e-6, 20)
         y = gradkit.dropout(gradkit.relu(self.block(h_in.float())), 0.1, seed=11)
         merged = gradkit.mhc_post(streams, h_res, y.to(streams.dtype), h_post)
         return merged.float().square().mean() + h_post.square().mean() + h_res.square().mean()
@@ -229,7 +245,7 @@ def test_export_traces_the_custom_op():
     streams = torch.randn(2, 20, 4, 64).bfloat16()
     program = torch.export.export(model, (streams,))
     targets = {str(node.target) for node in program.graph.nodes}
-    for op in ("mhc_pre", "mhc_post", "relu", "native_dropout", "flash_attention_score"):
+    for op in ("mhc_pre", "mhc_sinkhorn", "mhc_post", "relu", "native_dropout", "flash_attention_score"):
         assert any(f"gradkit.{op}." in target for target in targets), op
     assert torch.equal(program.module()(streams), model(streams))
 
@@ -251,8 +267,10 @@ def test_torch_func_grad_equals_autograd():
     t = torch.randn(37)
     q = torch.randn(1, 2, 24, 16)
     x, phi, alpha, bias, gamma = (v.detach() for v in mhc_inputs())
+    logits = torch.randn(3, 6, 6)
     cases = (
         (lambda a: gradkit.relu(a).square().sum(), t),
+        (lambda a: (gradkit.mhc_sinkhorn(a) * logits).sum(), logits),
         (lambda a: gradkit.dropout(a, 0.2, seed=3).square().sum(), t),
         (lambda a: gradkit.flash_attention(a, a, a, 2).square().sum(), q),
         (lambda a: gradkit.mhc_pre(x, a, alpha, bias, gamma)[1].square().sum(), phi),
@@ -275,6 +293,7 @@ def test_torch_func_vmap_equals_a_loop_over_samples():
     h_res, h_out, h_post = torch.rand(5, 4, 4), torch.randn(5, 40).bfloat16(), torch.rand(5, 4)
     cases = (
         (lambda a: gradkit.relu(a), t),
+        (lambda a: gradkit.mhc_sinkhorn(a, 1e-6, 5), torch.randn(3, 2, 4, 8, 8)),
         (lambda a: gradkit.dropout(a, 0.2, seed=3), t),
         (lambda a: gradkit.flash_attention(a, a, a, 2), q),
         (lambda a: gradkit.mhc_post(a, h_res, h_out, h_post), x),
