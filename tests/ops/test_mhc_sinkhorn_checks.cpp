@@ -20,6 +20,18 @@ using mhc::Outcome;
 using mhc::ScopedSoc;
 using mhc::TensorPool;
 
+/** The status and message of a first phase; an accepted call is run (so every accepted case also computes). */
+Outcome runIfPlanned(aclnnStatus status, uint64_t size, aclOpExecutor* executor,
+                     aclnnStatus (*run)(void*, uint64_t, aclOpExecutor*, aclrtStream)) {
+  Outcome o{status, aclGetRecentErrMsg()};
+  if (status == ACLNN_SUCCESS) {
+    std::vector<unsigned char> workspace(size);
+    EXPECT_EQ(run(workspace.data(), size, executor, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+  }
+  return o;
+}
+
 /** One forward call: x [T, n, n] and the saved tensors of `iters`, every piece replaceable. */
 struct Forward {
   TensorPool pool;
@@ -35,15 +47,9 @@ struct Forward {
   aclOpExecutor** executorArg = &executor;
 
   Outcome call() {
-    Outcome o;
-    o.status = aclnnMhcSinkhornGetWorkspaceSize(x, 1e-6f, numIters, output, normOut, sumOut, sizeArg, executorArg);
-    o.message = aclGetRecentErrMsg();
-    if (o.status == ACLNN_SUCCESS) {
-      std::vector<unsigned char> workspace(size);
-      EXPECT_EQ(aclnnMhcSinkhorn(workspace.data(), size, executor, nullptr), ACLNN_SUCCESS);
-      EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
-    }
-    return o;
+    const aclnnStatus status =
+        aclnnMhcSinkhornGetWorkspaceSize(x, 1e-6f, numIters, output, normOut, sumOut, sizeArg, executorArg);
+    return runIfPlanned(status, size, executor, aclnnMhcSinkhorn);
   }
 };
 
@@ -60,15 +66,9 @@ struct Backward {
   aclOpExecutor** executorArg = &executor;
 
   Outcome call() {
-    Outcome o;
-    o.status = aclnnMhcSinkhornBackwardGetWorkspaceSize(gradOutput, normOut, sumOut, out, sizeArg, executorArg);
-    o.message = aclGetRecentErrMsg();
-    if (o.status == ACLNN_SUCCESS) {
-      std::vector<unsigned char> workspace(size);
-      EXPECT_EQ(aclnnMhcSinkhornBackward(workspace.data(), size, executor, nullptr), ACLNN_SUCCESS);
-      EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
-    }
-    return o;
+    const aclnnStatus status =
+        aclnnMhcSinkhornBackwardGetWorkspaceSize(gradOutput, normOut, sumOut, out, sizeArg, executorArg);
+    return runIfPlanned(status, size, executor, aclnnMhcSinkhornBackward);
   }
 };
 

@@ -22,22 +22,18 @@
 #include "harness/op_suite.h"
 #include "harness/peer.h"
 #include "ops/mhc/kernels/mhc_sinkhorn_kernel.h"
+#include "suites/mhc_suite_common.h"
 
 namespace gradkit::cli {
 namespace {
 
 using kernels::kSinkhornColumns;
 
-struct SinkhornCase {
-  bool bsnd = false;
-  int64_t batch = 1, seq = 1, tokens = 1;
+struct SinkhornCase : MhcTokens {
   int64_t n = 4, iters = 20;
   double eps = 1e-6;
   bool save = true;
 
-  std::vector<int64_t> matrixShape() const {
-    return bsnd ? std::vector<int64_t>{batch, seq, n, n} : std::vector<int64_t>{tokens, n, n};
-  }
   int64_t normElements() const { return 2 * iters * tokens * n * kSinkhornColumns; }
   int64_t sumElements() const { return 2 * iters * tokens * kSinkhornColumns; }
   kernels::SinkhornLayout layout() const { return {tokens, n, iters, kernels::ascend950SinkhornSplit(tokens, n)}; }
@@ -45,16 +41,7 @@ struct SinkhornCase {
 
 SinkhornCase parseSinkhornCase(const nlohmann::json& json) {
   SinkhornCase s;
-  const std::string layout = json.value("layout", std::string("TND"));
-  if (layout != "TND" && layout != "BSND") throw HarnessError("'layout' must be \"TND\" or \"BSND\"");
-  s.bsnd = layout == "BSND";
-  if (s.bsnd) {
-    s.batch = integerKeyAtLeast(json, "batch", 1, 0);
-    s.seq = integerKeyAtLeast(json, "seq", 1, 0);
-    s.tokens = s.batch * s.seq;
-  } else {
-    s.tokens = integerKeyAtLeast(json, "tokens", 1, 0);
-  }
+  static_cast<MhcTokens&>(s) = parseMhcTokens(json, 0);  // 0 tokens: the backward's empty call
   s.n = integerKeyAtLeast(json, "n", 4, 1);
   s.iters = integerKeyAtLeast(json, "iters", 20, 0);
   s.eps = json.value("eps", 1e-6);
@@ -67,7 +54,7 @@ std::function<TensorDefaults(const CaseInfo&)> sinkhornDefaults(const std::strin
     const SinkhornCase s = parseSinkhornCase(info.json);
     TensorDefaults t{ACL_FLOAT, {}, info.seed, uniformValues(-1.0, 1.0)};
     if (key == "x" || key == "output" || key == "gradOutput" || key == "out") {
-      t.shape = s.matrixShape();
+      t.shape = s.shape({s.n, s.n});
       if (key == "x") t.values = uniformValues(-3.0, 3.0);
     } else if (key == "normOut") {
       t.shape = {s.normElements()};

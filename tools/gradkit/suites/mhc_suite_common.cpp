@@ -9,24 +9,30 @@
 
 namespace gradkit::cli {
 
-std::vector<int64_t> MhcCase::shape(std::vector<int64_t> tail) const {
+std::vector<int64_t> MhcTokens::shape(std::vector<int64_t> tail) const {
   std::vector<int64_t> dims = bsnd ? std::vector<int64_t>{batch, seq} : std::vector<int64_t>{tokens};
   dims.insert(dims.end(), tail.begin(), tail.end());
   return dims;
 }
 
-MhcCase parseMhcCase(const nlohmann::json& testCase) {
-  MhcCase mhc;
+MhcTokens parseMhcTokens(const nlohmann::json& testCase, int64_t minimum) {
+  MhcTokens t;
   const std::string layout = testCase.value("layout", std::string("TND"));
   if (layout != "TND" && layout != "BSND") throw HarnessError("'layout' must be \"TND\" or \"BSND\"");
-  mhc.bsnd = layout == "BSND";
-  if (mhc.bsnd) {
-    mhc.batch = integerKeyAtLeast(testCase, "batch", 1, 1);
-    mhc.seq = integerKeyAtLeast(testCase, "seq", 1, 1);
-    mhc.tokens = mhc.batch * mhc.seq;
+  t.bsnd = layout == "BSND";
+  if (t.bsnd) {
+    t.batch = integerKeyAtLeast(testCase, "batch", 1, minimum);
+    t.seq = integerKeyAtLeast(testCase, "seq", 1, minimum);
+    t.tokens = t.batch * t.seq;
   } else {
-    mhc.tokens = integerKeyAtLeast(testCase, "tokens", 1, 1);
+    t.tokens = integerKeyAtLeast(testCase, "tokens", 1, minimum);
   }
+  return t;
+}
+
+MhcCase parseMhcCase(const nlohmann::json& testCase) {
+  MhcCase mhc;
+  static_cast<MhcTokens&>(mhc) = parseMhcTokens(testCase, 1);
   mhc.streams = integerKeyAtLeast(testCase, "N", 4, 1);
   mhc.hidden = integerKeyAtLeast(testCase, "D", 64, 1);
   const std::string residual = testCase.value("residual", std::string("square"));

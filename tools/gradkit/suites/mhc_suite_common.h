@@ -25,12 +25,21 @@
 
 namespace gradkit::cli {
 
-/** The sizes and options of one mHC case. */
-struct MhcCase {
+/** The token dims of an mHC case: "layout" "TND" (default) with "tokens", or "BSND" with "batch" and "seq". */
+struct MhcTokens {
   bool bsnd = false;
   int64_t batch = 1, seq = 1, tokens = 1;  // tokens = batch * seq for BSND
-  int64_t streams = 4, hidden = 64;        // N, D
-  int64_t residual = 16;                   // N*N, N!, or 0
+  /** The per-token leading dims: {batch, seq} or {tokens}, followed by `tail`. */
+  std::vector<int64_t> shape(std::vector<int64_t> tail) const;
+};
+
+/** Parses "layout", "tokens" / "batch", "seq" (each at least `minimum`); throws HarnessError naming a bad key. */
+MhcTokens parseMhcTokens(const nlohmann::json& testCase, int64_t minimum);
+
+/** The sizes and options of one mHC case. */
+struct MhcCase : MhcTokens {
+  int64_t streams = 4, hidden = 64;  // N, D
+  int64_t residual = 16;             // N*N, N!, or 0
   bool gamma = true, caches = true, gradXPost = true;
   bool v2 = false;
   int64_t opImplMode = 0;
@@ -38,8 +47,6 @@ struct MhcCase {
   int64_t width() const { return streams * hidden; }
   int64_t fusion() const { return 2 * streams + residual; }
   int alphaLength() const { return residual == 0 ? 2 : 3; }
-  /** The per-token leading dims: {batch, seq} or {tokens}, followed by `tail`. */
-  std::vector<int64_t> shape(std::vector<int64_t> tail) const;
 };
 
 /** Parses the case keys above; throws HarnessError naming a bad key. */
