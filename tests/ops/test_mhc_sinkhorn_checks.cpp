@@ -72,25 +72,32 @@ struct Backward {
   }
 };
 
+/** One rule broken on an otherwise valid Call (Forward or Backward): the status and message fragments it gives. */
+template <class Call>
 struct Rejection {
   const char* what;
-  std::function<void(Forward&)> change;
+  std::function<void(Call&)> change;
   aclnnStatus code;
   std::vector<std::string> fragments;
 };
 
-::testing::AssertionResult rejected(const Outcome& o, const Rejection& r) {
-  for (const std::string& fragment : r.fragments) {
-    if (o.message.find(fragment) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << r.what << ": message \"" << o.message << "\" lacks \"" << fragment << "\"";
+/** Each rejection on a fresh call: its status, then every fragment in the message. */
+template <class Call>
+void expectRejections(const std::vector<Rejection<Call>>& rejections) {
+  for (const Rejection<Call>& r : rejections) {
+    Call call;
+    r.change(call);
+    const Outcome o = call.call();
+    EXPECT_TRUE(failsWith(o, r.code, {})) << r.what;
+    for (const std::string& fragment : r.fragments) {
+      EXPECT_NE(o.message.find(fragment), std::string::npos)
+          << r.what << ": lacks \"" << fragment << "\" in " << o.message;
     }
   }
-  return failsWith(o, r.code, {});
 }
 
 TEST(MhcSinkhornChecks, ForwardRejectionsInUpstreamOrder) {
-  const std::vector<Rejection> rejections = {
+  expectRejections<Forward>({
       {"workspaceSize", [](Forward& f) { f.sizeArg = nullptr; }, ACLNN_ERR_PARAM_NULLPTR, {"'workspaceSize'"}},
       {"executor", [](Forward& f) { f.executorArg = nullptr; }, ACLNN_ERR_PARAM_NULLPTR, {"'executor'"}},
       {"normOut alone",
@@ -177,12 +184,7 @@ TEST(MhcSinkhornChecks, ForwardRejectionsInUpstreamOrder) {
        },
        ACLNN_ERR_PARAM_INVALID,
        {"'normOut'", "overlap the output output"}},
-  };
-  for (const Rejection& r : rejections) {
-    Forward f;
-    r.change(f);
-    EXPECT_TRUE(rejected(f.call(), r)) << r.what;
-  }
+  });
   ScopedSoc soc("Ascend910B");
   Forward f;
   EXPECT_TRUE(failsWith(f.call(), ACLNN_ERR_PARAM_INVALID, {"Ascend910B", "only on Ascend950"}));
@@ -215,13 +217,7 @@ TEST(MhcSinkhornChecks, ForwardAcceptsUpstreamsEdgeCases) {
 }
 
 TEST(MhcSinkhornChecks, BackwardRejectionsInUpstreamOrder) {
-  struct BackwardRejection {
-    const char* what;
-    std::function<void(Backward&)> change;
-    aclnnStatus code;
-    std::vector<std::string> fragments;
-  };
-  const std::vector<BackwardRejection> rejections = {
+  expectRejections<Backward>({
       {"null gradOutput", [](Backward& b) { b.gradOutput = nullptr; }, ACLNN_ERR_PARAM_NULLPTR, {"'gradOutput'"}},
       {"null normOut", [](Backward& b) { b.normOut = nullptr; }, ACLNN_ERR_PARAM_NULLPTR, {"'normOut'"}},
       {"null sumOut", [](Backward& b) { b.sumOut = nullptr; }, ACLNN_ERR_PARAM_NULLPTR, {"'sumOut'"}},
@@ -283,16 +279,7 @@ TEST(MhcSinkhornChecks, BackwardRejectionsInUpstreamOrder) {
        },
        ACLNN_ERR_PARAM_INVALID,
        {"'out'", "overlap the input normOut"}},
-  };
-  for (const BackwardRejection& r : rejections) {
-    Backward b;
-    r.change(b);
-    const Outcome o = b.call();
-    EXPECT_TRUE(failsWith(o, r.code, {})) << r.what;
-    for (const std::string& fragment : r.fragments) {
-      EXPECT_NE(o.message.find(fragment), std::string::npos) << r.what << ": " << o.message;
-    }
-  }
+  });
   ScopedSoc soc("Ascend910_93");
   Backward b;
   EXPECT_TRUE(failsWith(b.call(), ACLNN_ERR_PARAM_INVALID, {"Ascend910_93", "only on Ascend950"}));
