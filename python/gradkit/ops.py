@@ -6,6 +6,10 @@ from collections import namedtuple
 
 from . import _C, _arrays
 from ._arrays import arg, empty, empty_like_dtype, is_torch, random_seed, result, shape_of, zeros
+# The mHC operators live in their own module; gradkit.ops is their public namespace.
+from ._ops_mhc import (MhcPostGrads, MhcPreGrads, MhcPreResult, MhcSinkhornResult, SINKHORN_COLUMNS,  # noqa: F401
+                       mhc_post, mhc_post_backward, mhc_pre, mhc_pre_backward, mhc_sinkhorn, mhc_sinkhorn_backward,
+                       mhc_sinkhorn_saved_sizes)
 
 # DropoutPath / DropoutBackwardPath values of include/gradkit/native_dropout.h, by name.
 DROPOUT_PATHS = {0: "rejected", 1: "empty", 2: "identity", 3: "zeros", 4: "v3", 5: "genmask+domask"}
@@ -86,123 +90,6 @@ def unpack_dropout_mask(mask, shape):
 
     keep = np.unpackbits(np.asarray(mask, np.uint8), bitorder="little")
     return keep[:numel].astype(bool).reshape(shape)
-
-
-MhcPreResult = namedtuple("MhcPreResult", "h_in h_post h_res inv_rms h_mix h_pre")
-MhcPreGrads = namedtuple("MhcPreGrads", "grad_x grad_phi grad_alpha grad_bias grad_gamma")
-
-
-def mhc_pre(x, phi, alpha, bias, gamma=None, *, norm_eps=1e-6, hc_eps=1e-6, op_impl_mode=None, caches=True):
-    """aclnnMhcPre (op_impl_mode None) or aclnnMhcPreV2 (op_impl_mode 0 = fp32, 1 = HF32 matmul operands).
-    x [T, N, D] or [B, S, N, D] (bfloat16 / float16), phi [F, N*D], alpha [3] or [2], bias [F], gamma [N, D] or
-    None (float32). Returns MhcPreResult(h_in (x's dtype), h_post, h_res (None for alpha [2]), inv_rms, h_mix,
-    h_pre); the last three are the caches of the backward (None with caches=False)."""
-    shape = shape_of(x)
-    lead, n, d = shape[:-2], shape[-2], shape[-1]
-    rows = shape_of(phi)[0]
-    h_in = empty_like_dtype(x, lead + (d,))
-    h_post = empty(x, lead + (n,), "float32")
-    h_res = None
-    if shape_of(alpha)[0] == 3:
-        h_res = empty(x, lead + tuple(_C.mhc_residual_tail(n, rows)), "float32")
-    inv_rms = h_mix = h_pre = None
-    if caches:
-        inv_rms = empty(x, lead, "float32")
-        h_mix = empty(x, lead + (rows,), "float32")
-        h_pre = empty(x, lead + (n,), "float32")
-    _C.mhc_pre(arg(x), arg(phi), arg(alpha), arg(bias), arg(gamma), float(norm_eps), float(hc_eps), op_impl_mode,
-               arg(h_in), arg(h_post), arg(h_res), arg(inv_rms), arg(h_mix), arg(h_pre))
-    return MhcPreResult(result(h_in), h_post, h_res, inv_rms, h_mix, h_pre)
-
-
-def mhc_pre_backward(x, phi, alpha, grad_h_in, grad_h_post, grad_h_res, inv_rms, h_mix, h_pre, h_post, gamma=None,
-                     *, grad_x_post=None, hc_eps=1e-6, op_impl_mode=None, grad_x=None, grad_gamma=None):
-    """aclnnMhcPreBackward (op_impl_mode None) or aclnnMhcPreBackwardV2. The caches and h_post come from mhc_pre
-    with the same x, phi, alpha, gamma and hc_eps. grad_x_post (x's shape and dtype) is added into grad_x; grad_x
-    may be grad_x_post itself (in place). Returns MhcPreGrads(grad_x, grad_phi, grad_alpha, grad_bias,
-    grad_gamma); grad_gamma is None without gamma unless a buffer is passed (then left untouched, as upstream)."""
-    if grad_x is None:
-        grad_x = empty_like_dtype(x, shape_of(x))
-    grad_phi = empty(x, shape_of(phi), "float32")
-    grad_alpha = empty(x, (3,), "float32")
-    grad_bias = empty(x, (shape_of(phi)[0],), "float32")
-    if gamma is not None and grad_gamma is None:
-        grad_gamma = empty(x, shape_of(gamma), "float32")
-    _C.mhc_pre_backward(arg(x), arg(phi), arg(alpha), arg(grad_h_in), arg(grad_h_post), arg(grad_h_res),
-                        arg(inv_rms), arg(h_mix), arg(h_pre), arg(h_post), arg(gamma), arg(grad_x_post),
-                        float(hc_eps), op_impl_mode, arg(grad_x), arg(grad_phi), arg(grad_alpha), arg(grad_bias),
-                        arg(grad_gamma))
-    return MhcPreGrads(result(grad_x), grad_phi, grad_alpha, grad_bias, grad_gamma)
-
-
-MhcPostGrads = namedtuple("MhcPostGrads", "grad_x grad_h_res grad_h_out grad_h_post")
-
-
-def mhc_post(x, h_res, h_out, h_post, *, out=None):
-    """aclnnMhcPost: out[.., j, :] = h_post[.., j] * h_out + sum_i h_res[.., i, j] * x[.., i, :] per token. x
-    [T, N, D] or [B, S, N, D] and h_out [.., D] (bfloat16 / float16, one dtype), h_res [.., N, N] and h_post [.., N]
-    (float32). h_res None: a plain residual x + h_out * h_post (the Ascend950 profile only). Returns out (x's shape
-    and dtype)."""
-    if out is None:
-        out = empty_like_dtype(x, shape_of(x))
-    _C.mhc_post(arg(x), arg(h_res), arg(h_out), arg(h_post), arg(out))
-    return result(out)
-
-
-def mhc_post_backward(grad_output, x, h_res, h_out, h_post, *, grad_x=None):
-    """aclnnMhcPostBackward: the gradients of mhc_post for grad_output (x's shape and dtype). Returns
-    MhcPostGrads(grad_x (x's dtype), grad_h_res [.., N, N] float32 (x grad_output^T, also without h_res),
-    grad_h_out (h_out's dtype), grad_h_post [.., N] float32)."""
-    shape = shape_of(x)
-    lead, n = shape[:-2], shape[-2]
-    if grad_x is None:
-        grad_x = empty_like_dtype(x, shape)
-    grad_h_res = empty(x, lead + (n, n), "float32")
-    grad_h_out = empty_like_dtype(h_out, shape_of(h_out))
-    grad_h_post = empty(x, lead + (n,), "float32")
-    _C.mhc_post_backward(arg(grad_output), arg(x), arg(h_res), arg(h_out), arg(h_post), arg(grad_x), arg(grad_h_res),
-                         arg(grad_h_out), arg(grad_h_post))
-    return MhcPostGrads(result(grad_x), grad_h_res, result(grad_h_out), grad_h_post)
-
-
-MhcSinkhornResult = namedtuple("MhcSinkhornResult", "output norm_out sum_out")
-SINKHORN_COLUMNS = 8  # the saved rows are padded to 8 columns (the Ascend950 kernel's layout)
-
-
-def mhc_sinkhorn_saved_sizes(shape, num_iters):
-    """Elements of norm_out and sum_out for x of `shape` ([.., n, n]): (2 num_iters T n 8, 2 num_iters T 8)."""
-    tokens = 1
-    for dim in shape[:-2]:
-        tokens *= dim
-    n = shape[-1] if shape else 1
-    steps = 2 * num_iters * tokens * SINKHORN_COLUMNS
-    return steps * n, steps
-
-
-def mhc_sinkhorn(x, eps=1e-6, num_iters=20, *, save=True, out=None):
-    """aclnnMhcSinkhorn: per token of x ([T, n, n] or [B, S, n, n] float32, n in {4, 6, 8}) the Sinkhorn-Knopp
-    projection onto the doubly stochastic matrices: softmax over the last dim, then num_iters (1 .. 100) rounds of
-    column and row normalisation, each sum + eps. save also returns the steps the backward reads, norm_out (1-d,
-    2 num_iters T n 8) and sum_out (1-d, 2 num_iters T 8), float32 in the Ascend950 kernel's layout. Returns
-    MhcSinkhornResult(output (x's shape), norm_out, sum_out), the last two None without save. Ascend950 only."""
-    if out is None:
-        out = empty_like_dtype(x, shape_of(x))
-    norm_out = sum_out = None
-    if save:  # sized with at least one iteration, so that the operator itself reports a bad num_iters
-        norm_size, sum_size = mhc_sinkhorn_saved_sizes(shape_of(x), max(int(num_iters), 1))
-        norm_out, sum_out = empty(x, (norm_size,), "float32"), empty(x, (sum_size,), "float32")
-    _C.mhc_sinkhorn(arg(x), float(eps), int(num_iters), arg(out), arg(norm_out), arg(sum_out))
-    return MhcSinkhornResult(result(out), norm_out, sum_out)
-
-
-def mhc_sinkhorn_backward(grad_output, norm_out, sum_out, *, grad_x=None):
-    """aclnnMhcSinkhornBackward: the gradient of mhc_sinkhorn's output with respect to its x, for grad_output
-    (x's shape, float32), from the forward's norm_out and sum_out (num_iters follows from their size). Returns
-    grad_x (grad_output's shape)."""
-    if grad_x is None:
-        grad_x = empty_like_dtype(grad_output, shape_of(grad_output))
-    _C.mhc_sinkhorn_backward(arg(grad_output), arg(norm_out), arg(sum_out), arg(grad_x))
-    return result(grad_x)
 
 
 CompressorResult = namedtuple("CompressorResult", "cmp_kv softmax_score kv")

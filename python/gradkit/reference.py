@@ -4,6 +4,9 @@ examples/train_tiny.py. Each takes a `compute` dtype: float32 as a framework wou
 import torch
 import torch.nn.functional as F
 
+# The mHC references live in their own module; gradkit.reference is their public namespace.
+from ._reference_mhc import mhc_post, mhc_pre, mhc_sinkhorn, round_hf32  # noqa: F401
+
 
 def relu(x):
     return torch.relu(x)
@@ -14,61 +17,6 @@ def dropout(x, keep, p):
     if p >= 1:
         return x * 0
     return x * keep.to(x.dtype) * (1.0 / (1.0 - p))
-
-
-def mhc_pre(x, phi, alpha, bias, gamma=None, norm_eps=1e-6, hc_eps=1e-6, compute=torch.float32, hf32=False):
-    """The mHC pre-mapping of docs/mhc.md in `compute` precision: (h_in in x's dtype, h_post, h_res) with h_res
-    [.., N, N] when phi has N^2 + 2N rows, else [.., F - 2N]; (h_in, h_post) for alpha [2]. hf32 rounds the
-    matmul operands to HF32 (11 explicit mantissa bits, ties away from zero), as opImplMode 1 does."""
-    shape = x.shape
-    lead, n, d = shape[:-2], shape[-2], shape[-1]
-    xf = x.to(compute).reshape(*lead, n * d)
-    inv_rms = torch.rsqrt(xf.square().mean(-1, keepdim=True) + norm_eps)
-    xg = xf if gamma is None else xf * gamma.to(compute).reshape(n * d)
-    phi_c = phi.to(compute)
-    if hf32:
-        xg, phi_c = round_hf32(xg), round_hf32(phi_c)
-    h_mix = F.linear(xg, phi_c)
-    w = h_mix * inv_rms
-    alpha_c, bias_c = alpha.to(compute), bias.to(compute)
-    h_pre = torch.sigmoid(w[..., :n] * alpha_c[0] + bias_c[:n]) + hc_eps
-    h_post = 2 * torch.sigmoid(w[..., n:2 * n] * alpha_c[1] + bias_c[n:2 * n])
-    h_in = (h_pre.unsqueeze(-1) * xf.reshape(*lead, n, d)).sum(-2).to(x.dtype)
-    if alpha.shape[0] == 2:
-        return h_in, h_post + hc_eps
-    h_res = w[..., 2 * n:] * alpha_c[2] + bias_c[2 * n:]
-    if h_res.shape[-1] == n * n:
-        h_res = h_res.reshape(*lead, n, n)
-    return h_in, h_post, h_res
-
-
-def mhc_post(x, h_res, h_out, h_post, compute=torch.float32):
-    """The mHC post-mapping of docs/mhc.md in `compute` precision, rounded to x's dtype: h_res^T x + h_out (x) h_post
-    per token (h_res None: x + h_out (x) h_post)."""
-    xc = x.to(compute)
-    mixed = xc if h_res is None else torch.einsum("...ij,...id->...jd", h_res.to(compute), xc)
-    return (mixed + h_post.to(compute).unsqueeze(-1) * h_out.to(compute).unsqueeze(-2)).to(x.dtype)
-
-
-def mhc_sinkhorn(x, eps=1e-6, num_iters=20, compute=None):
-    """The Sinkhorn-Knopp projection of aclnnMhcSinkhorn per [.., n, n] matrix, in `compute` precision (None: x's
-    dtype), returned in it: softmax over the last dim; then (norm + eps) / (colsum(norm + eps) + eps); then
-    alternately norm / (rowsum + eps) and norm / (colsum + eps), 2 num_iters - 1 divisions after the softmax."""
-    norm = torch.softmax(x.to(compute or x.dtype), dim=-1)
-    for k in range(1, 2 * num_iters):
-        if k == 1:
-            norm = norm + eps  # the first step alone adds eps to the matrix as well as to its sums
-        dim = -2 if k % 2 else -1  # odd steps: column sums (over the rows), even steps: row sums
-        norm = norm / (norm.sum(dim, keepdim=True) + eps)
-    return norm
-
-
-def round_hf32(values):
-    """fp32 values rounded to HF32: 11 explicit mantissa bits, ties away from zero (fp32 range)."""
-    bits = values.float().contiguous().view(torch.int32)
-    rounded = (bits + 0x800) & ~0xFFF  # add half of the dropped 12 bits on the magnitude, then truncate
-    finite = torch.isfinite(values.float())
-    return torch.where(finite, rounded.view(torch.float32), values.float()).to(values.dtype)
 
 
 def compressor(x, wkv, wgate, ape, cmp_ratio, *, coff=1, cu_seqlens=None, seqused=None, start_pos=None,
