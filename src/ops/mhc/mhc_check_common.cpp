@@ -74,6 +74,12 @@ aclnnStatus checkNotEmpty(std::string_view api, std::string_view name, const acl
               "empty shape " + tensor.shapeString());
 }
 
+int64_t mhcTokensOf(const aclTensor& t) {
+  int64_t tokens = 1;
+  for (int64_t i = 0; i + 2 < t.dim(); ++i) tokens *= t.viewDims[i];
+  return tokens;
+}
+
 const char* mhcLeadNames(const std::vector<int64_t>& lead) { return lead.size() == 2 ? "B, S" : "T"; }
 
 }  // namespace gradkit::ops

@@ -55,6 +55,9 @@ aclnnStatus checkMhcStreamsAndHidden(std::string_view api, std::string_view name
 /** 161002 when the tensor has no elements (mHC supports no empty tensor). */
 aclnnStatus checkNotEmpty(std::string_view api, std::string_view name, const aclTensor& tensor);
 
+/** Tokens T of a per-token tensor [B, S, ..] or [T, ..] with two trailing dims: the product of the dims before them. */
+int64_t mhcTokensOf(const aclTensor& t);
+
 /** "B, S" or "T": what the leading dims are called, for messages. */
 const char* mhcLeadNames(const std::vector<int64_t>& lead);
 

@@ -197,8 +197,7 @@ MhcPostDims mhcPostDimsOf(const aclTensor& x) {
   MhcPostDims dims;
   dims.streams = x.viewDims[rank - 2];
   dims.hidden = x.viewDims[rank - 1];
-  dims.tokens = 1;
-  for (int64_t i = 0; i + 2 < rank; ++i) dims.tokens *= x.viewDims[i];
+  dims.tokens = mhcTokensOf(x);
   return dims;
 }
 

@@ -47,12 +47,6 @@ aclnnStatus checkMatrices(const char* api, const char* name, const aclTensor& t)
   return ACLNN_SUCCESS;
 }
 
-int64_t tokensOf(const aclTensor& t) {
-  int64_t tokens = 1;
-  for (int64_t i = 0; i + 2 < t.dim(); ++i) tokens *= t.viewDims[i];
-  return tokens;
-}
-
 /** 2 iters T n 8 (normOut) or 2 iters T 8 (sumOut) elements, or -1 beyond int64. */
 int64_t savedElements(int64_t iters, int64_t tokens, int64_t rows) {
   int64_t total = 2 * iters * rows * kernels::kSinkhornColumns;
@@ -81,11 +75,11 @@ bool mhcSinkhornSaves(const MhcSinkhornArgs& args) {
 }
 
 MhcSinkhornDims mhcSinkhornDimsOf(const MhcSinkhornArgs& args) {
-  return {tokensOf(*args.x), args.x->viewDims.back(), args.numIters};
+  return {mhcTokensOf(*args.x), args.x->viewDims.back(), args.numIters};
 }
 
 MhcSinkhornDims mhcSinkhornBackwardDimsOf(const MhcSinkhornBackwardArgs& args) {
-  MhcSinkhornDims dims{tokensOf(*args.gradOutput), args.gradOutput->viewDims.back(), 0};
+  MhcSinkhornDims dims{mhcTokensOf(*args.gradOutput), args.gradOutput->viewDims.back(), 0};
   if (dims.tokens > 0) dims.iters = args.normOut->numel() / (2 * dims.tokens * dims.n * kernels::kSinkhornColumns);
   return dims;
 }
@@ -117,7 +111,7 @@ aclnnStatus checkMhcSinkhorn(const MhcSinkhornArgs& a, const uint64_t* workspace
   }
   GRADKIT_RETURN_IF_ERROR(checkMatrices(api, "x", *a.x));
   if (saves) {
-    const int64_t tokens = tokensOf(*a.x), n = a.x->viewDims.back();
+    const int64_t tokens = mhcTokensOf(*a.x), n = a.x->viewDims.back();
     const std::string counts = "numIters " + std::to_string(a.numIters) + ", T " + std::to_string(tokens);
     GRADKIT_RETURN_IF_ERROR(checkElements(api, "normOut", *a.normOut, savedElements(a.numIters, tokens, n),
                                           "2 numIters T n 8 with " + counts + ", n " + std::to_string(n)));
@@ -148,7 +142,7 @@ aclnnStatus checkMhcSinkhornBackward(const MhcSinkhornBackwardArgs& a, const uin
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "out", *a.out, {ACL_FLOAT}));
   GRADKIT_RETURN_IF_ERROR(checkMatrices(api, "gradOutput", *a.gradOutput));
   GRADKIT_RETURN_IF_ERROR(checkSameShape(api, "out", *a.out, "gradOutput", *a.gradOutput));
-  const int64_t tokens = tokensOf(*a.gradOutput), n = a.gradOutput->viewDims.back();
+  const int64_t tokens = mhcTokensOf(*a.gradOutput), n = a.gradOutput->viewDims.back();
   if (tokens == 0) {  // upstream: an empty call succeeds with no work, its saved tensors empty too
     GRADKIT_RETURN_IF_ERROR(checkElements(api, "normOut", *a.normOut, 0, "an empty gradOutput"));
     GRADKIT_RETURN_IF_ERROR(checkElements(api, "sumOut", *a.sumOut, 0, "an empty gradOutput"));

@@ -4,14 +4,17 @@
 // Every token's n x n matrix is worked on as n rows of kSinkhornColumns (8) floats, the columns past n held at 0, the
 // rows of the saved steps (normOut) and the column sums (sumOut) stored that way. Fixed orders (the SIMD and the
 // scalar kernels keep them exactly, so their bits agree):
-//   rowSum(v), rowMax(v) over the 8 columns: a_i = v_i + v_(i+4), b_i = a_i + a_(i+2), b_0 + b_1 (max alike)
+//   rowMax(v) over the 8 columns: a_i = max(v_i, v_(i+4)), b_i = max(a_i, a_(i+2)), max(b_0, b_1)
+//   rowSum(v) over the 8 columns: ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7))
 //   column sums: rows added in ascending order (the first row as is)
+//   scale(s) = 1 / s, one division per sum; a step multiplies its rows by it
 //   forward: m = rowMax(x); e = faExp(x - m) (fa_exp.h); norm0 = e / rowSum(e);
-//            sum1 = colsum(norm0 + eps) + eps; norm1 = (norm0 + eps) / sum1;
-//            even k: sum_k = rowSum(norm_(k-1)) + eps, norm_k = norm_(k-1) / sum_k;
-//            odd k:  sum_k = colsum(norm_k-1) + eps,  norm_k = norm_(k-1) / sum_k
-//   backward: odd k:  g = (g - colsum(g * norm_k)) / sum_k;  even k: g = (g - rowSum(g * norm_k)) / sum_k;
-//             out = (g - rowSum(g * norm_0)) * norm_0 (products, then sums: no fused multiply-add anywhere)
+//            sum1 = colsum(norm0 + eps) + eps; norm1 = (norm0 + eps) * scale(sum1);
+//            even k: sum_k = rowSum(norm_(k-1)) + eps, norm_k = norm_(k-1) * scale(sum_k);
+//            odd k:  sum_k = colsum(norm_(k-1)) + eps, norm_k = norm_(k-1) * scale(sum_k)
+//   backward: odd k:  g = (g - colsum(g * norm_k)) * scale(sum_k)
+//             even k: g = (g - rowSum(g * norm_k)) * scale(sum_k)
+//             out = (g - rowSum(g * norm_0)) * norm_0 (products, then sums: no fused multiply-add outside faExp)
 // A padded column stays 0 (its sums too); the backward ignores whatever the caller's buffers hold there.
 //
 // Work unit: a run of consecutive tokens; every token's results depend on that token's inputs only, so the bits do
