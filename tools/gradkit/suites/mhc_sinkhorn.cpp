@@ -67,55 +67,51 @@ std::function<TensorDefaults(const CaseInfo&)> sinkhornDefaults(const std::strin
   };
 }
 
-/** Every step of `steps` at its place in the saved layout (padding and sumOut's step 0 zero). */
-template <class Real>
-void placeSteps(const SinkhornCase& s, const golden::SinkhornSteps<Real>& steps, std::vector<Real>& norm,
-                std::vector<Real>& sum) {
+/**
+ * Calls pair(canonical, saved) for every saved value of every token and step: `canonical` indexes the golden's
+ * unpadded steps (golden/mhc_sinkhorn.h), `saved` normOut / sumOut in the Ascend950 layout; `isNorm` says which.
+ * sumOut's step 0 has no values (the softmax has no sum).
+ */
+template <class Pair>
+void forEachSavedValue(const SinkhornCase& s, const Pair& pair) {
   const kernels::SinkhornLayout layout = s.layout();
   const int64_t n = s.n, t0 = s.tokens;
-  norm.assign(static_cast<size_t>(s.normElements()), Real(0));
-  sum.assign(static_cast<size_t>(s.sumElements()), Real(0));
   for (int64_t t = 0; t < t0; ++t) {
     const kernels::SinkhornSpot spot = layout.spotOf(t);
     for (int64_t k = 0; k < 2 * s.iters; ++k) {
       for (int64_t r = 0; r < n; ++r) {
-        for (int64_t c = 0; c < n; ++c) {
-          norm[static_cast<size_t>(layout.normRow(spot, k, r) + c)] =
-              steps.norm[static_cast<size_t>(((k * t0 + t) * n + r) * n + c)];
-        }
+        for (int64_t c = 0; c < n; ++c) pair(true, ((k * t0 + t) * n + r) * n + c, layout.normRow(spot, k, r) + c);
       }
       for (int64_t i = 0; k > 0 && i < n; ++i) {
-        const int64_t at = k % 2 == 1 ? layout.columnSums(spot, k) + i : layout.rowSum(spot, k, i);
-        sum[static_cast<size_t>(at)] = steps.sum[static_cast<size_t>((k * t0 + t) * n + i)];
+        pair(false, (k * t0 + t) * n + i, k % 2 == 1 ? layout.columnSums(spot, k) + i : layout.rowSum(spot, k, i));
       }
     }
   }
+}
+
+/** Every step of `steps` at its place in the saved layout (padding and sumOut's step 0 zero). */
+template <class Real>
+void placeSteps(const SinkhornCase& s, const golden::SinkhornSteps<Real>& steps, std::vector<Real>& norm,
+                std::vector<Real>& sum) {
+  norm.assign(static_cast<size_t>(s.normElements()), Real(0));
+  sum.assign(static_cast<size_t>(s.sumElements()), Real(0));
+  forEachSavedValue(s, [&](bool isNorm, int64_t canonical, int64_t saved) {
+    (isNorm ? norm : sum)[static_cast<size_t>(saved)] =
+        (isNorm ? steps.norm : steps.sum)[static_cast<size_t>(canonical)];
+  });
 }
 
 /** The steps a backward reads from normOut and sumOut (the values of their views), back in canonical order. */
 template <class Real>
 golden::SinkhornSteps<Real> stepsFromSaved(const SinkhornCase& s, const std::vector<double>& norm,
                                            const std::vector<double>& sum) {
-  const kernels::SinkhornLayout layout = s.layout();
-  const int64_t n = s.n, t0 = s.tokens;
   golden::SinkhornSteps<Real> steps;
-  steps.norm.assign(static_cast<size_t>(2 * s.iters * t0 * n * n), Real(0));
-  steps.sum.assign(static_cast<size_t>(2 * s.iters * t0 * n), Real(0));
-  for (int64_t t = 0; t < t0; ++t) {
-    const kernels::SinkhornSpot spot = layout.spotOf(t);
-    for (int64_t k = 0; k < 2 * s.iters; ++k) {
-      for (int64_t r = 0; r < n; ++r) {
-        for (int64_t c = 0; c < n; ++c) {
-          steps.norm[static_cast<size_t>(((k * t0 + t) * n + r) * n + c)] =
-              static_cast<Real>(norm[static_cast<size_t>(layout.normRow(spot, k, r) + c)]);
-        }
-      }
-      for (int64_t i = 0; k > 0 && i < n; ++i) {
-        const int64_t at = k % 2 == 1 ? layout.columnSums(spot, k) + i : layout.rowSum(spot, k, i);
-        steps.sum[static_cast<size_t>((k * t0 + t) * n + i)] = static_cast<Real>(sum[static_cast<size_t>(at)]);
-      }
-    }
-  }
+  steps.norm.assign(static_cast<size_t>(2 * s.iters * s.tokens * s.n * s.n), Real(0));
+  steps.sum.assign(static_cast<size_t>(2 * s.iters * s.tokens * s.n), Real(0));
+  forEachSavedValue(s, [&](bool isNorm, int64_t canonical, int64_t saved) {
+    (isNorm ? steps.norm : steps.sum)[static_cast<size_t>(canonical)] =
+        static_cast<Real>((isNorm ? norm : sum)[static_cast<size_t>(saved)]);
+  });
   return steps;
 }
 
