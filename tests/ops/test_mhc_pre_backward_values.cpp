@@ -190,7 +190,7 @@ struct Views {
 Result runPlan(const Problem& p, const kernels::MhcPreBackwardKernels* table = nullptr) {
   Views views(p);
   ops::MhcPreBackwardPlan plan = ops::planMhcPreBackward(views.args(p));
-  if (table != nullptr) plan.kernels = table;
+  if (table != nullptr) plan.passes.kernels = table;
   std::vector<uint64_t> workspace(plan.workspace.totalBytes() / 8 + 1);
   EXPECT_EQ(plan.run(workspace.data()), ACLNN_SUCCESS);
   return views.result();

@@ -53,16 +53,50 @@ bool needsStaging(const aclTensor& tensor) { return !tensor.isContiguous(); }
 
 }  // namespace
 
-MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
-  MhcPreBackwardPlan plan;
-  plan.dims = mhcDimsOf(*args.x, *args.phi);
+MhcPreBackwardPasses planMhcPreBackwardPasses(const MhcDims& dims, aclDataType dtype, float hcEps, bool hf32,
+                                              bool hasGamma, WorkspaceBooking& booking) {
+  MhcPreBackwardPasses plan;
+  plan.dims = dims;
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, k = d.width();
-  plan.dtype = args.x->dtype;
-  plan.hcEps = args.hcEps;
-  plan.hf32 = args.opImplMode == kMhcHf32Matmul;
-  plan.gammaFactored = args.gamma != nullptr && !plan.hf32;
+  plan.dtype = dtype;
+  plan.hcEps = hcEps;
+  plan.hf32 = hf32;
+  plan.gammaFactored = hasGamma && !plan.hf32;
 
+  plan.tokenChunk = kTokenChunk;
+  plan.tokenBlock = std::min(kTokenBlock, d.tokens);  // a multiple of tokenChunk, or every token
+  plan.columnBlock =
+      std::min(k, std::clamp(roundUp(ceilDiv(k, kTargetColumnBlocks), 16), kMinColumnBlock, kMaxColumnBlock));
+  const int64_t blocks = ceilDiv(k, plan.columnBlock);
+  plan.ldPack = plan.columnBlock + 16;  // rows 16 floats more than a block apart: a strip's rows spread over L1 sets
+  const auto packed = static_cast<uint64_t>(blocks * f * plan.ldPack);
+  plan.phiPack = booking.bookArray("packed phi", packed, sizeof(float));
+  plan.phiSum = booking.bookArray("grad_phi sums", packed, sizeof(float));
+  plan.phiComp = booking.bookArray("grad_phi compensation", packed, sizeof(float));
+  if (hasGamma && !plan.gammaFactored)
+    plan.gammaComp = booking.bookArray("grad_gamma compensation", static_cast<uint64_t>(k), sizeof(float));
+  plan.slots = std::max<int64_t>(1, std::min<int64_t>(threadCount(), blocks));
+  plan.groupTokens =
+      plan.slots == 1 ? plan.tokenBlock : std::max(plan.tokenBlock * kMinGroupBlocks, roundUp(k, plan.tokenBlock));
+  plan.groupTokens = std::min(d.tokens, plan.groupTokens);
+  plan.dm = booking.bookArray("dm", static_cast<uint64_t>(plan.groupTokens * f), sizeof(float));
+  plan.dmTiles = booking.bookArray(
+      "dm tiles", static_cast<uint64_t>(roundUp(plan.groupTokens, kernels::kMhcDmTileRows) * f), sizeof(float));
+  plan.rmsCoef = booking.bookArray("rms coefficient", static_cast<uint64_t>(plan.groupTokens), sizeof(float));
+  plan.chunkSums = booking.bookArray(
+      "chunk sums", static_cast<uint64_t>(ceilDiv(plan.groupTokens, plan.tokenChunk) * (f + 3)), sizeof(float));
+  const SlotLayout layout = slotLayout(plan.tokenBlock, plan.columnBlock);
+  plan.slotGammaPart = layout.gammaPart;
+  plan.slotXgStrip = layout.xgStrip;
+  plan.slotBytes = static_cast<uint64_t>(layout.floats) * sizeof(float);
+  plan.slotScratch = booking.bookArray("column block scratch", static_cast<uint64_t>(plan.slots), plan.slotBytes);
+  plan.kernels = &chooseKernels(kernels::kMhcPreBackwardSimdKernels, kernels::kMhcPreBackwardScalarKernels);
+  return plan;
+}
+
+MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
+  MhcPreBackwardPlan plan;
   WorkspaceBooking& booking = plan.workspace;
   const auto stage = [&booking](const aclTensor& view, const char* name) {
     return StagedTensor::plan(view, needsStaging(view), name, booking);
@@ -84,35 +118,8 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   plan.gradAlpha = stage(*args.gradAlpha, "gradAlpha staging");
   plan.gradBias = stage(*args.gradBias, "gradBias staging");
   if (args.gamma != nullptr) plan.gradGamma = stage(*args.gradGamma, "gradGamma staging");
-
-  plan.tokenChunk = kTokenChunk;
-  plan.tokenBlock = std::min(kTokenBlock, d.tokens);  // a multiple of tokenChunk, or every token
-  plan.columnBlock =
-      std::min(k, std::clamp(roundUp(ceilDiv(k, kTargetColumnBlocks), 16), kMinColumnBlock, kMaxColumnBlock));
-  const int64_t blocks = ceilDiv(k, plan.columnBlock);
-  plan.ldPack = plan.columnBlock + 16;  // rows 16 floats more than a block apart: a strip's rows spread over L1 sets
-  const auto packed = static_cast<uint64_t>(blocks * f * plan.ldPack);
-  plan.phiPack = booking.bookArray("packed phi", packed, sizeof(float));
-  plan.phiSum = booking.bookArray("grad_phi sums", packed, sizeof(float));
-  plan.phiComp = booking.bookArray("grad_phi compensation", packed, sizeof(float));
-  if (args.gamma != nullptr && !plan.gammaFactored)
-    plan.gammaComp = booking.bookArray("grad_gamma compensation", static_cast<uint64_t>(k), sizeof(float));
-  plan.slots = std::max<int64_t>(1, std::min<int64_t>(threadCount(), blocks));
-  plan.groupTokens =
-      plan.slots == 1 ? plan.tokenBlock : std::max(plan.tokenBlock * kMinGroupBlocks, roundUp(k, plan.tokenBlock));
-  plan.groupTokens = std::min(d.tokens, plan.groupTokens);
-  plan.dm = booking.bookArray("dm", static_cast<uint64_t>(plan.groupTokens * f), sizeof(float));
-  plan.dmTiles = booking.bookArray(
-      "dm tiles", static_cast<uint64_t>(roundUp(plan.groupTokens, kernels::kMhcDmTileRows) * f), sizeof(float));
-  plan.rmsCoef = booking.bookArray("rms coefficient", static_cast<uint64_t>(plan.groupTokens), sizeof(float));
-  plan.chunkSums = booking.bookArray(
-      "chunk sums", static_cast<uint64_t>(ceilDiv(plan.groupTokens, plan.tokenChunk) * (f + 3)), sizeof(float));
-  const SlotLayout layout = slotLayout(plan.tokenBlock, plan.columnBlock);
-  plan.slotGammaPart = layout.gammaPart;
-  plan.slotXgStrip = layout.xgStrip;
-  plan.slotBytes = static_cast<uint64_t>(layout.floats) * sizeof(float);
-  plan.slotScratch = booking.bookArray("column block scratch", static_cast<uint64_t>(plan.slots), plan.slotBytes);
-  plan.kernels = &chooseKernels(kernels::kMhcPreBackwardSimdKernels, kernels::kMhcPreBackwardScalarKernels);
+  plan.passes = planMhcPreBackwardPasses(mhcDimsOf(*args.x, *args.phi), args.x->dtype, args.hcEps,
+                                         args.opImplMode == kMhcHf32Matmul, args.gamma != nullptr, booking);
   return plan;
 }
 

@@ -22,8 +22,33 @@
 
 namespace gradkit::ops {
 
-struct MhcPreBackwardPlan {
-  WorkspaceBooking workspace;
+/** The dense buffers the passes read: the op's inputs, or a fused operator's (MhcPreSinkhornBackward). */
+struct MhcPreBackwardIn {
+  const unsigned char* x;
+  const float* phi;
+  const float* alpha;
+  const unsigned char* gradHIn;
+  const float* gradHPost;
+  const float* gradHRes;
+  const float* invRms;
+  const float* hMix;
+  const float* hPre;
+  const float* hPost;
+  const float* gamma;              // null: ones
+  const unsigned char* gradXPost;  // null: zeros
+};
+
+/** The dense buffers the passes write. */
+struct MhcPreBackwardOut {
+  unsigned char* gradX;
+  float* gradPhi;
+  float* gradAlpha;
+  float* gradBias;
+  float* gradGamma;  // null without gamma
+};
+
+/** The two passes over the tokens: sizes, attributes, their workspace regions and kernels. */
+struct MhcPreBackwardPasses {
   MhcDims dims;
   aclDataType dtype = ACL_BF16;  // x, gradHIn, gradXPost, gradX
   float hcEps = 0.0f;
@@ -33,10 +58,6 @@ struct MhcPreBackwardPlan {
   // grad_gamma = sum_f phi * P: three products and an add fewer per element of x. HF32 mode keeps x * gamma as the
   // rounded matmul operand, as upstream's kernels round it.
   bool gammaFactored = false;
-  // Every tensor as the kernels read it: dense, staged when the caller's view is not.
-  StagedTensor x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre, hPost;
-  std::optional<StagedTensor> gamma, gradXPost, gradGamma;  // gradGamma only when gamma is given
-  StagedTensor gradX, gradPhi, gradAlpha, gradBias;
 
   // Both passes one group of groupTokens tokens (whole token blocks) at a time. Pass 1: the group's tokens in chunks
   // of tokenChunk; dm [groupTokens, F] and rmsCoef [groupTokens] (fp32), per-chunk sums [group's chunks, F + 3].
@@ -51,8 +72,25 @@ struct MhcPreBackwardPlan {
   uint64_t slotBytes = 0;
   WorkspaceRegion phiPack, phiSum, phiComp, gammaComp, slotScratch;
   const kernels::MhcPreBackwardKernels* kernels = nullptr;
+};
 
-  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()): mhc_pre_backward_run.cpp. */
+/** Books the passes' workspace for a checked problem (T > 0). */
+MhcPreBackwardPasses planMhcPreBackwardPasses(const MhcDims& dims, aclDataType dtype, float hcEps, bool hf32,
+                                              bool hasGamma, WorkspaceBooking& booking);
+
+/** Runs both passes on dense buffers (mhc_pre_backward_run.cpp); `memory` holds the booked workspace. */
+void runMhcPreBackwardPasses(const MhcPreBackwardPasses& passes, const MhcPreBackwardIn& in,
+                             const MhcPreBackwardOut& out, void* memory);
+
+struct MhcPreBackwardPlan {
+  WorkspaceBooking workspace;
+  // Every tensor as the kernels read it: dense, staged when the caller's view is not.
+  StagedTensor x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre, hPost;
+  std::optional<StagedTensor> gamma, gradXPost, gradGamma;  // gradGamma only when gamma is given
+  StagedTensor gradX, gradPhi, gradAlpha, gradBias;
+  MhcPreBackwardPasses passes;
+
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
   aclnnStatus run(void* memory) const;
 };
 

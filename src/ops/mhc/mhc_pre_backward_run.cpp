@@ -14,36 +14,14 @@
 namespace gradkit::ops {
 namespace {
 
-// The dense inputs of a run.
-struct Inputs {
-  const unsigned char* x;
-  const float* phi;
-  const float* alpha;
-  const unsigned char* gradHIn;
-  const float* gradHPost;
-  const float* gradHRes;
-  const float* invRms;
-  const float* hMix;
-  const float* hPre;
-  const float* hPost;
-  const float* gamma;              // null: ones
-  const unsigned char* gradXPost;  // null: zeros
-};
-
-// The outputs as the kernels write them.
-struct Outputs {
-  unsigned char* gradX;
-  float* gradPhi;
-  float* gradAlpha;
-  float* gradBias;
-  float* gradGamma;  // null without gamma
-};
+using Inputs = MhcPreBackwardIn;
+using Outputs = MhcPreBackwardOut;
 
 /**
  * Pass 1 for token t (spec mhc.md 3.4 steps 1-7, 11): dz [F], the token's grad_alpha terms [3], dm [F] (rounded to
  * HF32 in mode 1) and the RMS coefficient -g_r * r^3 / K.
  */
-void tokenTerms(const MhcPreBackwardPlan& plan, const Inputs& in, int64_t t, float* gPre, float* dz, float* alphaTerm,
+void tokenTerms(const MhcPreBackwardPasses& plan, const Inputs& in, int64_t t, float* gPre, float* dz, float* alphaTerm,
                 float* dmRow, float& rmsCoef) {
   const MhcDims& d = plan.dims;
   const int64_t n = d.streams, f = d.fusion, k = d.width();
@@ -77,7 +55,7 @@ void tokenTerms(const MhcPreBackwardPlan& plan, const Inputs& in, int64_t t, flo
 // Pass 1 for the group of tokens [g0, g1) (whole chunks from g0): dm and the RMS coefficients of the group (rows
 // from g0), each chunk's compensated sums, then those added to `totals` in chunk order: the same sequence of adds
 // for any thread count and any grouping.
-void passOneGroup(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory, int64_t g0, int64_t g1,
+void passOneGroup(const MhcPreBackwardPasses& plan, const Inputs& in, void* memory, int64_t g0, int64_t g1,
                   std::vector<NeumaierSum<float>>& totals) {
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, terms = f + 3;
@@ -109,7 +87,8 @@ void passOneGroup(const MhcPreBackwardPlan& plan, const Inputs& in, void* memory
 }
 
 // grad_bias and grad_alpha from the totals of every chunk.
-void passOneTotals(const MhcPreBackwardPlan& plan, const Outputs& out, const std::vector<NeumaierSum<float>>& totals) {
+void passOneTotals(const MhcPreBackwardPasses& plan, const Outputs& out,
+                   const std::vector<NeumaierSum<float>>& totals) {
   const int64_t f = plan.dims.fusion;
   for (int64_t j = 0; j < f + 3; ++j) {
     const float total = totals[static_cast<size_t>(j)].value();
@@ -135,7 +114,7 @@ struct PassTwoData {
 
 // Pass 2 for one block: tokens [t0, t0 + Tb) x columns [c0, c0 + Kc) (clipped), with a slot's scratch: one
 // segment per stream the block's columns touch.
-void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+void passTwoBlock(const MhcPreBackwardPasses& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
                   int64_t t0, int64_t c0, const kernels::MhcPrefetchRows& next, float* scratch) {
   const MhcDims& d = plan.dims;
   const int64_t f = d.fusion, k = d.width(), kc = plan.columnBlock, tb = plan.tokenBlock;
@@ -172,7 +151,7 @@ void passTwoBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Output
 }
 
 // The rows of x, gradHIn, gradXPost (read) and gradX (written) of block (t0, c0).
-kernels::MhcPrefetchRows blockRows(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, int64_t t0,
+kernels::MhcPrefetchRows blockRows(const MhcPreBackwardPasses& plan, const Inputs& in, const Outputs& out, int64_t t0,
                                    int64_t c0) {
   const MhcDims& d = plan.dims;
   const int64_t k = d.width();
@@ -197,7 +176,7 @@ kernels::MhcPrefetchRows blockRows(const MhcPreBackwardPlan& plan, const Inputs&
 
 // Slot columns [c0, c1) before the first token block: phi's columns packed by block (its rows lie K apart, which
 // would share L1 sets; gamma folded in when factored), the sums zeroed.
-void slotStart(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+void slotStart(const MhcPreBackwardPasses& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
                int64_t c0, int64_t c1) {
   const int64_t f = plan.dims.fusion, k = plan.dims.width(), kc = plan.columnBlock, ld = plan.ldPack;
   for (int64_t b0 = c0; b0 < c1; b0 += kc) {
@@ -223,7 +202,7 @@ void slotStart(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& 
 }
 
 // Slot columns [c0, c1) of token block t0: the column blocks in order.
-void slotTokenBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+void slotTokenBlock(const MhcPreBackwardPasses& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
                     int64_t c0, int64_t c1, int64_t t0, float* scratch) {
   const int64_t kc = plan.columnBlock;
   for (int64_t b0 = c0; b0 < c1; b0 += kc) {
@@ -239,7 +218,7 @@ void slotTokenBlock(const MhcPreBackwardPlan& plan, const Inputs& in, const Outp
 
 // Slot columns [c0, c1) after the last token block: the compensated sums into grad_phi and grad_gamma. Factored,
 // the sums P = sum_t dm^T x make grad_phi = gamma * P and grad_gamma = sum_f phi * P (in double, F terms).
-void slotFinish(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
+void slotFinish(const MhcPreBackwardPasses& plan, const Inputs& in, const Outputs& out, const PassTwoData& data,
                 int64_t c0, int64_t c1) {
   const int64_t f = plan.dims.fusion, k = plan.dims.width(), kc = plan.columnBlock, ld = plan.ldPack;
   std::vector<double> gammaTotal(static_cast<size_t>(kc));
@@ -271,7 +250,9 @@ void slotFinish(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs&
 
 // Both passes, one group of tokens at a time. Slot s of pass 2 owns a fixed range of whole column blocks; every
 // column's sums run over the token blocks in order, so no result depends on which slot (or thread) computed it.
-void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& out, void* memory) {
+}  // namespace
+
+void runMhcPreBackwardPasses(const MhcPreBackwardPasses& plan, const Inputs& in, const Outputs& out, void* memory) {
   PassTwoData data;
   data.dm = plan.dm.in<float>(memory);
   data.dmTiles = plan.dmTiles.in<float>(memory);
@@ -308,8 +289,6 @@ void runPasses(const MhcPreBackwardPlan& plan, const Inputs& in, const Outputs& 
   passOneTotals(plan, out, totals);
 }
 
-}  // namespace
-
 aclnnStatus MhcPreBackwardPlan::run(void* memory) const {
   Inputs in{};
   in.x = static_cast<const unsigned char*>(x.read(memory));
@@ -332,7 +311,7 @@ aclnnStatus MhcPreBackwardPlan::run(void* memory) const {
   out.gradBias = static_cast<float*>(gradBias.target(memory));
   out.gradGamma = gradGamma ? static_cast<float*>(gradGamma->target(memory)) : nullptr;
 
-  runPasses(*this, in, out, memory);
+  runMhcPreBackwardPasses(passes, in, out, memory);
 
   gradX.writeBack(memory);
   gradPhi.writeBack(memory);

@@ -67,7 +67,7 @@ MhcPrePlan planMhcPre(const MhcPreArgs& args) {
   return plan;
 }
 
-aclnnStatus MhcPrePlan::run(void* memory) const {
+aclnnStatus MhcPrePlan::run(void* memory, const MhcPreBlockHook& afterBlock) const {
   kernels::MhcPreProblem p = problem;
   p.x = x.read(memory);
   const auto* phiValues = static_cast<const float*>(phi.read(memory));
@@ -99,6 +99,7 @@ aclnnStatus MhcPrePlan::run(void* memory) const {
         const int64_t first = block * kernels::kMhcPreBlockTokens;
         const int64_t count = std::min(kernels::kMhcPreBlockTokens, p.tokens - first);
         kernels->block(p, first, count, slotScratch);
+        if (afterBlock) afterBlock(p, slot, first, count);
       }
     }
   });

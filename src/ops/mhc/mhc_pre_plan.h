@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "aclnn/aclnn_base.h"
 #include "opapi/staged_tensor.h"
@@ -10,6 +11,13 @@
 #include "ops/mhc/mhc_args.h"
 
 namespace gradkit::ops {
+
+/**
+ * Work a fused operator adds to each block of tokens [first, first + count) once the block's outputs are in the
+ * kernels' dense buffers (`problem`'s pointers), on the thread that computed them, with its scratch slot index.
+ */
+using MhcPreBlockHook =
+    std::function<void(const kernels::MhcPreProblem& problem, int64_t slot, int64_t first, int64_t count)>;
 
 struct MhcPrePlan {
   WorkspaceBooking workspace;
@@ -25,8 +33,9 @@ struct MhcPrePlan {
   int64_t slots = 0, slotFloats = 0;
   const kernels::MhcPreKernels* kernels = nullptr;
 
-  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()). */
-  aclnnStatus run(void* memory) const;
+  /** Runs the op with the caller's workspace memory (at least workspace.totalBytes()); `afterBlock` (if given) runs
+   *  after every block, before the staged outputs are written back. */
+  aclnnStatus run(void* memory, const MhcPreBlockHook& afterBlock = {}) const;
 };
 
 /**

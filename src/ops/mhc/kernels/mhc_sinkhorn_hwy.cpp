@@ -81,6 +81,20 @@ HWY_INLINE SinkhornSpot SlotAfter(SinkhornSpot first, int64_t offset) {
   return first;
 }
 
+/** The chunk's row sums of step k (rows n .. 7: zeros), each row's slots adjacent in sumOut. */
+template <int64_t n>
+HWY_INLINE void SaveRowSums(const SinkhornProblem& p, const SinkhornSpot& spot0, int64_t k,
+                            const float (&rowSumsOfChunk)[n][kChunk], int64_t count) {
+  for (int64_t r = 0; r < kSinkhornColumns; ++r) {
+    float* to = p.sumOut + p.layout.rowSum(spot0, k, r);
+    if (r < n) {
+      std::memcpy(to, rowSumsOfChunk[r], count * sizeof(float));
+    } else {
+      std::memset(to, 0, count * sizeof(float));
+    }
+  }
+}
+
 /**
  * `count` tokens from t0, one tile's consecutive slots, step by step: every step reads or writes each row's block
  * of the chunk in one sequential sweep (a token at a time would jump 2 iters n blocks apart, faster than any
@@ -130,8 +144,14 @@ void ForwardChunk(const SinkhornProblem& p, int64_t t0, int64_t count) {
       hn::Store(v[r], d, rows[s][r]);
     }
     hn::Store(column, d, columns[s]);
-    if (saving) saveRow(hn::Zero(d), p.sumOut + layout.columnSums(spot, 0));
+    if (saving && p.saveSoftmaxSums) {
+      hn::Store(sums, d, rowSums);
+      for (int64_t r = 0; r < n; ++r) rowSumsOfChunk[r][s] = rowSums[r];
+    } else if (saving) {
+      saveRow(hn::Zero(d), p.sumOut + layout.columnSums(spot, 0));
+    }
   }
+  if (saving && p.saveSoftmaxSums) SaveRowSums(p, spot0, 0, rowSumsOfChunk, count);
   for (int64_t k = 1; k < 2 * layout.iters; ++k) {
     for (int64_t s = 0; s < count; ++s) {
       const SinkhornSpot spot = SlotAfter(spot0, s);
@@ -161,16 +181,7 @@ void ForwardChunk(const SinkhornProblem& p, int64_t t0, int64_t count) {
         if (saving) saveRow(v[r], p.normOut + layout.normRow(spot, k, r));
       }
     }
-    if (saving && k % 2 == 0) {  // the chunk's row sums, each row's slots adjacent in sumOut
-      for (int64_t r = 0; r < kSinkhornColumns; ++r) {
-        float* to = p.sumOut + layout.rowSum(spot0, k, r);
-        if (r < n) {
-          std::memcpy(to, rowSumsOfChunk[r], count * sizeof(float));
-        } else {
-          std::memset(to, 0, count * sizeof(float));
-        }
-      }
-    }
+    if (saving && k % 2 == 0) SaveRowSums(p, spot0, k, rowSumsOfChunk, count);
   }
   if (stream) hwy::FlushStream();
   for (int64_t s = 0; s < count; ++s) {

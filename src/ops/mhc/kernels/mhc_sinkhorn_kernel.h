@@ -53,7 +53,8 @@ struct SinkhornSpot {
  * The saved layout, tile after tile: a tile of h tokens holds its 2 * iters steps one after the other,
  *   normOut step k: [row n][slot h][column 8]                sumOut odd k:  [slot h][column 8] (column sums)
  *                                                            sumOut even k: [row n][slot h], then (8 - n) h zeros
- * sumOut step 0 is all zeros (the softmax has no sum). Tokens run in order: core after core, tile after tile.
+ * sumOut step 0 is all zeros (the softmax has no sum), or the softmax's row sums (SinkhornProblem::saveSoftmaxSums).
+ * Tokens run in order: core after core, tile after tile.
  */
 struct SinkhornLayout {
   int64_t tokens = 0, n = 0, iters = 0;
@@ -83,6 +84,9 @@ struct SinkhornProblem {
   float* normOut = nullptr;  // 2 iters T n 8, or null: no saved steps
   float* sumOut = nullptr;   // 2 iters T 8 (null with normOut)
   bool streamSaved = false;  // normOut and sumOut written with non-temporal stores where aligned (large ones)
+  // sumOut step 0 holds each row's softmax sum rowSum(e) in the even steps' [row][slot] layout instead of zeros
+  // (MhcPreSinkhorn saves them; MhcSinkhorn's NPU kernel leaves that memory alone).
+  bool saveSoftmaxSums = false;
 };
 
 /** One checked MhcSinkhornBackward problem. */

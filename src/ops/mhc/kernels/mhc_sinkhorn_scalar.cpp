@@ -40,16 +40,19 @@ void forwardToken(const SinkhornProblem& p, int64_t t) {
   Row eps = {};
   for (int64_t c = 0; c < n; ++c) eps[c] = p.eps;
 
+  float softmaxSums[kC] = {};
   for (int64_t r = 0; r < n; ++r) {  // norm_0: the row softmax (padded columns: 0)
     Row v;
     for (int64_t c = 0; c < kC; ++c) v[c] = c < n ? x[r * n + c] : -FLT_MAX;
     const float m = rowMax(v);
     for (int64_t c = 0; c < kC; ++c) rows[r][c] = c < n ? faExpScalar(v[c] - m) : 0.0f;
-    const float s = rowSum(rows[r]);
-    for (int64_t c = 0; c < kC; ++c) rows[r][c] /= s;
+    softmaxSums[r] = rowSum(rows[r]);
+    for (int64_t c = 0; c < kC; ++c) rows[r][c] /= softmaxSums[r];
   }
   saveRows(p, spot, 0, rows);
-  if (p.sumOut != nullptr) {
+  if (p.sumOut != nullptr && p.saveSoftmaxSums) {
+    for (int64_t r = 0; r < kC; ++r) p.sumOut[layout.rowSum(spot, 0, r)] = softmaxSums[r];
+  } else if (p.sumOut != nullptr) {
     for (int64_t c = 0; c < kC; ++c) p.sumOut[layout.columnSums(spot, 0) + c] = 0.0f;
   }
 
