@@ -13,16 +13,12 @@
 #include "ops/mhc/kernels/mhc_pre_token.h"
 
 namespace gradkit::kernels::mhc_pre {
-namespace {
 
-// sigma(z) = 1 / (1 + exp(-z)): negate, exp, add 1, divide (spec mhc.md 2.2 step 7).
-float sigmoid(float z) {
+float gateSigmoid(float z) {
   const float e = std::exp(-z);
   const float denominator = 1.0f + e;
   return 1.0f / denominator;
 }
-
-}  // namespace
 
 void tokenGates(const MhcPreProblem& p, int64_t t, const float* mix, const float* squares, float* gates) {
   const int64_t n = p.streams, f = p.fusion;
@@ -41,11 +37,11 @@ void tokenGates(const MhcPreProblem& p, int64_t t, const float* mix, const float
     const float scaled = w * p.alpha[part];
     const float z = scaled + p.bias[j];
     if (part == 0) {
-      const float pre = sigmoid(z) + p.hcEps;
+      const float pre = gateSigmoid(z) + p.hcEps;
       gates[j] = pre;
       if (p.hPre != nullptr) p.hPre[t * n + j] = pre;
     } else if (part == 1) {
-      const float post = 2.0f * sigmoid(z);
+      const float post = 2.0f * gateSigmoid(z);
       p.hPost[t * n + (j - n)] = p.noResidual ? post + p.hcEps : post;  // alpha of 2: + hcEps (spec 2.4)
     } else {
       p.hRes[t * (f - 2 * n) + (j - 2 * n)] = z;

@@ -46,4 +46,7 @@ inline float combineSquares(const float* s) {
  */
 void tokenGates(const MhcPreProblem& p, int64_t t, const float* mix, const float* squares, float* gates);
 
+/** The gates' sigma(z) = 1 / (1 + exp(-z)): negate, exp, add 1, divide (spec mhc.md 2.2 step 7). */
+float gateSigmoid(float z);
+
 }  // namespace gradkit::kernels::mhc_pre
