@@ -18,6 +18,8 @@ void bindMhc(pybind11::module_& module);
 void bindMhcPost(pybind11::module_& module);
 /** mhc_sinkhorn (aclnnMhcSinkhorn), mhc_sinkhorn_backward (aclnnMhcSinkhornBackward). */
 void bindMhcSinkhorn(pybind11::module_& module);
+/** mhc_pre_sinkhorn (aclnnMhcPreSinkhorn), mhc_pre_sinkhorn_backward (aclnnMhcPreSinkhornBackward). */
+void bindMhcPreSinkhorn(pybind11::module_& module);
 
 /** compressor (aclnnCompressor, state cache in place), compressor_grad (aclnnCompressorGrad). */
 void bindCompressor(pybind11::module_& module);
