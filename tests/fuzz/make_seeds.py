@@ -65,6 +65,21 @@ SINKHORN = {
 }
 
 
+# fuzz_mhc_pre_sinkhorn (bytes in decoding order): direction (1: backward), SoC (0: Ascend910B, 200: Ascend950,
+# 240: Ascend910_93), layout (2: TND), batch - 1, seq (0..3), n (0: 4), c (0: the profile's usual), dtype (1: fp16),
+# the null-pointer byte, then (forward) needBackward (3: false), hcMult, numIters, then the tensors' descriptors.
+PRE_SINKHORN = {
+    "forward-a2-b1-s1": [0, 0, 0, 0, 1],
+    "forward-a2-b2-s3-fp16": [0, 0, 0, 1, 3, 0, 0, 1],
+    "forward-a2-no-backward": [0, 0, 0, 0, 2, 0, 0, 0, 0, 3],
+    "forward-950-tnd": [0, 200, 2, 0, 1],
+    "forward-a3-b1-s2": [0, 240, 0, 0, 2],
+    "backward-a2-b1-s1": [1, 0, 0, 0, 1],
+    "backward-a2-b2-s3-fp16": [1, 0, 0, 1, 3, 0, 0, 1],
+    "backward-950-n8": [1, 200, 0, 0, 1, 6, 0],
+    "backward-empty": [1, 0, 0, 0, 0],
+}
+
 def sparse(head, tail):
     """head, then zeros with the bytes of tail ({position: value}) set: a plain call with a few hostile choices."""
     values = head + [0] * (max(tail) + 1 - len(head))
@@ -268,5 +283,6 @@ write("fuzz_mhc", MHC)
 write("fuzz_compressor", COMPRESSOR)
 write("fuzz_flash_attention", FLASH_ATTENTION)
 write("fuzz_mhc_sinkhorn", SINKHORN)
+write("fuzz_mhc_pre_sinkhorn", PRE_SINKHORN)
 for target, inputs in REGRESSIONS.items():
     write(target, inputs, "regressions")
