@@ -18,14 +18,6 @@
 #include "aclnnop/aclnn_dropout_v3_grad.h"
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
-#include "aclnnop/aclnn_mhc_post.h"
-#include "aclnnop/aclnn_mhc_post_backward.h"
-#include "aclnnop/aclnn_mhc_pre.h"
-#include "aclnnop/aclnn_mhc_pre_backward.h"
-#include "aclnnop/aclnn_mhc_pre_backward_v2.h"
-#include "aclnnop/aclnn_mhc_pre_v2.h"
-#include "aclnnop/aclnn_mhc_sinkhorn.h"
-#include "aclnnop/aclnn_mhc_sinkhorn_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
 
 namespace gradkit_test {
@@ -67,19 +59,60 @@ std::vector<unsigned char> OpCall::outputBytes() const {
   return all;
 }
 
-namespace {
-
-// 300 elements: several mask blocks of 128 and a tail. Inputs are read with stride 2 (every other element), so the
-// operators that stage a non-contiguous input need a workspace.
-constexpr int64_t kElements = 300;
-constexpr int64_t kMaskBytes = (kElements + 127) / 128 * 16;
-
 /** Holds `tensor` in `call` (destroyed with it) and returns it. */
 aclTensor* keep(OpCall& call, aclTensor* tensor) {
   EXPECT_NE(tensor, nullptr) << aclGetRecentErrMsg();
   call.descriptors.emplace_back(tensor, [](void* t) { aclDestroyTensor(static_cast<aclTensor*>(t)); });
   return tensor;
 }
+
+/** A dense tensor of `shape` over its own device buffer, held by `call`; outputs are left to resetOutputs. */
+aclTensor* shaped(OpCall& call, aclDataType dtype, size_t elementSize, const std::vector<int64_t>& shape,
+                  bool isOutput) {
+  const int64_t elements = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  auto& list = isOutput ? call.outputs : call.inputs;
+  auto& buffer = list.emplace_back(std::make_unique<DeviceBuffer>(static_cast<size_t>(elements) * elementSize));
+  const int64_t storage[1] = {elements};
+  return keep(
+      call, aclCreateTensor(shape.data(), shape.size(), dtype, nullptr, 0, ACL_FORMAT_ND, storage, 1, buffer->data()));
+}
+
+/** The value of element i of an mHC input: `base` plus a small multiple of 1/64 (exact in BF16). */
+float mhcValue(int64_t i, float base) { return base + static_cast<float>((i * 7) % 13 - 6) / 64.0f; }
+
+/** A FLOAT input of `shape` holding mhcValue(i, base). */
+aclTensor* mhcFloat(OpCall& call, const std::vector<int64_t>& shape, float base) {
+  aclTensor* tensor = shaped(call, ACL_FLOAT, sizeof(float), shape, false);
+  auto& buffer = call.inputs.back();
+  auto* values = static_cast<float*>(buffer->data());
+  for (size_t i = 0; i < buffer->size() / sizeof(float); ++i) values[i] = mhcValue(static_cast<int64_t>(i), base);
+  return tensor;
+}
+
+/** A BF16 input of `shape` holding mhcValue(i, base) (the top half of the exact fp32 value). */
+aclTensor* mhcBf16(OpCall& call, const std::vector<int64_t>& shape, float base) {
+  aclTensor* tensor = shaped(call, ACL_BF16, sizeof(uint16_t), shape, false);
+  auto& buffer = call.inputs.back();
+  auto* values = static_cast<uint16_t*>(buffer->data());
+  for (size_t i = 0; i < buffer->size() / sizeof(uint16_t); ++i) {
+    const float value = mhcValue(static_cast<int64_t>(i), base);
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    values[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  return tensor;
+}
+
+aclTensor* mhcFloatOutput(OpCall& call, const std::vector<int64_t>& shape) {
+  return shaped(call, ACL_FLOAT, sizeof(float), shape, true);
+}
+
+namespace {
+
+// 300 elements: several mask blocks of 128 and a tail. Inputs are read with stride 2 (every other element), so the
+// operators that stage a non-contiguous input need a workspace.
+constexpr int64_t kElements = 300;
+constexpr int64_t kMaskBytes = (kElements + 127) / 128 * 16;
 
 /** A FLOAT input of kElements read with stride 2 from device memory holding 0.0, 0.01, 0.02 ... */
 aclTensor* stridedFloatInput(OpCall& call) {
@@ -221,200 +254,6 @@ std::unique_ptr<OpCall> dropoutV3Grad() {
     return aclnnDropoutV3GradGetWorkspaceSize(grad, mask, 1.0 / 0.7, out, size, executor);
   };
   call->secondPhase = aclnnDropoutV3Grad;
-  return call;
-}
-
-// mHC (docs/mhc.md): TND, T = 5 tokens, N = 4 streams, D = 64 (the smallest hidden size of the default Ascend950
-// profile), BF16 x, gamma given, the N*N residual: phi has F = 2N + N*N = 24 rows of K = N*D = 256.
-constexpr int64_t kMhcTokens = 5, kMhcStreams = 4, kMhcHidden = 64;
-constexpr int64_t kMhcRows = 2 * kMhcStreams + kMhcStreams * kMhcStreams, kMhcWidth = kMhcStreams * kMhcHidden;
-
-/** A dense tensor of `shape` over its own device buffer, held by `call`; outputs are left to resetOutputs. */
-aclTensor* shaped(OpCall& call, aclDataType dtype, size_t elementSize, const std::vector<int64_t>& shape,
-                  bool isOutput) {
-  const int64_t elements = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
-  auto& list = isOutput ? call.outputs : call.inputs;
-  auto& buffer = list.emplace_back(std::make_unique<DeviceBuffer>(static_cast<size_t>(elements) * elementSize));
-  const int64_t storage[1] = {elements};
-  return keep(
-      call, aclCreateTensor(shape.data(), shape.size(), dtype, nullptr, 0, ACL_FORMAT_ND, storage, 1, buffer->data()));
-}
-
-/** The value of element i of an mHC input: `base` plus a small multiple of 1/64 (exact in BF16). */
-float mhcValue(int64_t i, float base) { return base + static_cast<float>((i * 7) % 13 - 6) / 64.0f; }
-
-/** A FLOAT input of `shape` holding mhcValue(i, base). */
-aclTensor* mhcFloat(OpCall& call, const std::vector<int64_t>& shape, float base) {
-  aclTensor* tensor = shaped(call, ACL_FLOAT, sizeof(float), shape, false);
-  auto& buffer = call.inputs.back();
-  auto* values = static_cast<float*>(buffer->data());
-  for (size_t i = 0; i < buffer->size() / sizeof(float); ++i) values[i] = mhcValue(static_cast<int64_t>(i), base);
-  return tensor;
-}
-
-/** A BF16 input of `shape` holding mhcValue(i, base) (the top half of the exact fp32 value). */
-aclTensor* mhcBf16(OpCall& call, const std::vector<int64_t>& shape, float base) {
-  aclTensor* tensor = shaped(call, ACL_BF16, sizeof(uint16_t), shape, false);
-  auto& buffer = call.inputs.back();
-  auto* values = static_cast<uint16_t*>(buffer->data());
-  for (size_t i = 0; i < buffer->size() / sizeof(uint16_t); ++i) {
-    const float value = mhcValue(static_cast<int64_t>(i), base);
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    values[i] = static_cast<uint16_t>(bits >> 16);
-  }
-  return tensor;
-}
-
-aclTensor* mhcFloatOutput(OpCall& call, const std::vector<int64_t>& shape) {
-  return shaped(call, ACL_FLOAT, sizeof(float), shape, true);
-}
-
-/** aclnnMhcPre (V2: opImplMode 1, HF32) with every output, the caches included. */
-std::unique_ptr<OpCall> mhcPreCall(bool v2) {
-  auto call = std::make_unique<OpCall>();
-  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
-  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.0f);
-  aclTensor* phi = mhcFloat(*call, {kMhcRows, kMhcWidth}, 0.0f);
-  aclTensor* alpha = mhcFloat(*call, {3}, 1.0f);
-  aclTensor* bias = mhcFloat(*call, {kMhcRows}, 0.0f);
-  aclTensor* gamma = mhcFloat(*call, {n, d}, 1.0f);
-  aclTensor* hIn = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, d}, true);
-  aclTensor* hPost = mhcFloatOutput(*call, {t, n});
-  aclTensor* hRes = mhcFloatOutput(*call, {t, n, n});
-  aclTensor* invRms = mhcFloatOutput(*call, {t});
-  aclTensor* hMix = mhcFloatOutput(*call, {t, kMhcRows});
-  aclTensor* hPre = mhcFloatOutput(*call, {t, n});
-  if (v2) {
-    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-      return aclnnMhcPreV2GetWorkspaceSize(x, phi, alpha, bias, gamma, 1e-6, 1e-6, 1, hIn, hPost, hRes, invRms, hMix,
-                                           hPre, size, executor);
-    };
-    call->secondPhase = aclnnMhcPreV2;
-  } else {
-    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-      return aclnnMhcPreGetWorkspaceSize(x, phi, alpha, bias, gamma, 1e-6, 1e-6, hIn, hPost, hRes, invRms, hMix, hPre,
-                                         size, executor);
-    };
-    call->secondPhase = aclnnMhcPre;
-  }
-  return call;
-}
-
-std::unique_ptr<OpCall> mhcPre() { return mhcPreCall(false); }
-std::unique_ptr<OpCall> mhcPreV2() { return mhcPreCall(true); }
-
-/** aclnnMhcPreBackward (V2: opImplMode 1) with gamma and gradXPost, caches of plausible values. */
-std::unique_ptr<OpCall> mhcPreBackwardCall(bool v2) {
-  auto call = std::make_unique<OpCall>();
-  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
-  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.0f);
-  aclTensor* phi = mhcFloat(*call, {kMhcRows, kMhcWidth}, 0.0f);
-  aclTensor* alpha = mhcFloat(*call, {3}, 1.0f);
-  aclTensor* gradHIn = mhcBf16(*call, {t, d}, 0.0f);
-  aclTensor* gradHPost = mhcFloat(*call, {t, n}, 0.0f);
-  aclTensor* gradHRes = mhcFloat(*call, {t, n, n}, 0.0f);
-  aclTensor* invRms = mhcFloat(*call, {t}, 4.0f);
-  aclTensor* hMix = mhcFloat(*call, {t, kMhcRows}, 0.0f);
-  aclTensor* hPre = mhcFloat(*call, {t, n}, 0.5f);   // sigmoid + hcEps: inside (0, 1)
-  aclTensor* hPost = mhcFloat(*call, {t, n}, 1.0f);  // 2 sigmoid: inside (0, 2)
-  aclTensor* gamma = mhcFloat(*call, {n, d}, 1.0f);
-  aclTensor* gradXPost = mhcBf16(*call, {t, n, d}, 0.0f);
-  aclTensor* gradX = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, n, d}, true);
-  aclTensor* gradPhi = mhcFloatOutput(*call, {kMhcRows, kMhcWidth});
-  aclTensor* gradAlpha = mhcFloatOutput(*call, {3});
-  aclTensor* gradBias = mhcFloatOutput(*call, {kMhcRows});
-  aclTensor* gradGamma = mhcFloatOutput(*call, {n, d});
-  if (v2) {
-    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-      return aclnnMhcPreBackwardV2GetWorkspaceSize(x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre,
-                                                   hPost, gamma, gradXPost, 1e-6f, 1, gradX, gradPhi, gradAlpha,
-                                                   gradBias, gradGamma, size, executor);
-    };
-    call->secondPhase = aclnnMhcPreBackwardV2;
-  } else {
-    call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-      return aclnnMhcPreBackwardGetWorkspaceSize(x, phi, alpha, gradHIn, gradHPost, gradHRes, invRms, hMix, hPre, hPost,
-                                                 gamma, gradXPost, 1e-6f, gradX, gradPhi, gradAlpha, gradBias,
-                                                 gradGamma, size, executor);
-    };
-    call->secondPhase = aclnnMhcPreBackward;
-  }
-  return call;
-}
-
-std::unique_ptr<OpCall> mhcPreBackward() { return mhcPreBackwardCall(false); }
-std::unique_ptr<OpCall> mhcPreBackwardV2() { return mhcPreBackwardCall(true); }
-
-/** aclnnMhcPost with hRes. */
-std::unique_ptr<OpCall> mhcPost() {
-  auto call = std::make_unique<OpCall>();
-  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
-  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.5f);
-  aclTensor* hRes = mhcFloat(*call, {t, n, n}, 0.25f);
-  aclTensor* hOut = mhcBf16(*call, {t, d}, 1.0f);
-  aclTensor* hPost = mhcFloat(*call, {t, n}, 1.0f);
-  aclTensor* out = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, n, d}, true);
-  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-    return aclnnMhcPostGetWorkspaceSize(x, hRes, hOut, hPost, out, size, executor);
-  };
-  call->secondPhase = aclnnMhcPost;
-  return call;
-}
-
-/** aclnnMhcPostBackward with hRes. */
-std::unique_ptr<OpCall> mhcPostBackward() {
-  auto call = std::make_unique<OpCall>();
-  const int64_t t = kMhcTokens, n = kMhcStreams, d = kMhcHidden;
-  aclTensor* gradOutput = mhcBf16(*call, {t, n, d}, 0.25f);
-  aclTensor* x = mhcBf16(*call, {t, n, d}, 0.5f);
-  aclTensor* hRes = mhcFloat(*call, {t, n, n}, 0.25f);
-  aclTensor* hOut = mhcBf16(*call, {t, d}, 1.0f);
-  aclTensor* hPost = mhcFloat(*call, {t, n}, 1.0f);
-  aclTensor* gradX = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, n, d}, true);
-  aclTensor* gradHRes = mhcFloatOutput(*call, {t, n, n});
-  aclTensor* gradHOut = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, d}, true);
-  aclTensor* gradHPost = mhcFloatOutput(*call, {t, n});
-  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-    return aclnnMhcPostBackwardGetWorkspaceSize(gradOutput, x, hRes, hOut, hPost, gradX, gradHRes, gradHOut, gradHPost,
-                                                size, executor);
-  };
-  call->secondPhase = aclnnMhcPostBackward;
-  return call;
-}
-
-// MhcSinkhorn: T = 5 tokens of n = 4, 3 iterations (saved steps 2 * 3 * 5 * 4 * 8 and 2 * 3 * 5 * 8 elements).
-constexpr int64_t kSinkhornIters = 3;
-constexpr int64_t kSinkhornNorm = 2 * kSinkhornIters * kMhcTokens * kMhcStreams * 8;
-constexpr int64_t kSinkhornSums = 2 * kSinkhornIters * kMhcTokens * 8;
-
-/** aclnnMhcSinkhorn saving its steps. */
-std::unique_ptr<OpCall> mhcSinkhorn() {
-  auto call = std::make_unique<OpCall>();
-  const int64_t t = kMhcTokens, n = kMhcStreams;
-  aclTensor* x = mhcFloat(*call, {t, n, n}, 0.0f);
-  aclTensor* output = mhcFloatOutput(*call, {t, n, n});
-  aclTensor* normOut = mhcFloatOutput(*call, {kSinkhornNorm});
-  aclTensor* sumOut = mhcFloatOutput(*call, {kSinkhornSums});
-  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-    return aclnnMhcSinkhornGetWorkspaceSize(x, 1e-6f, kSinkhornIters, output, normOut, sumOut, size, executor);
-  };
-  call->secondPhase = aclnnMhcSinkhorn;
-  return call;
-}
-
-/** aclnnMhcSinkhornBackward over saved steps near 1 (any values: the run must only not fail). */
-std::unique_ptr<OpCall> mhcSinkhornBackward() {
-  auto call = std::make_unique<OpCall>();
-  const int64_t t = kMhcTokens, n = kMhcStreams;
-  aclTensor* gradOutput = mhcFloat(*call, {t, n, n}, 0.5f);
-  aclTensor* normOut = mhcFloat(*call, {kSinkhornNorm}, 0.25f);
-  aclTensor* sumOut = mhcFloat(*call, {kSinkhornSums}, 1.0f);
-  aclTensor* out = mhcFloatOutput(*call, {t, n, n});
-  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
-    return aclnnMhcSinkhornBackwardGetWorkspaceSize(gradOutput, normOut, sumOut, out, size, executor);
-  };
-  call->secondPhase = aclnnMhcSinkhornBackward;
   return call;
 }
 
@@ -731,6 +570,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcPostBackward", mhcPostBackward},
       {"aclnnMhcSinkhorn", mhcSinkhorn},
       {"aclnnMhcSinkhornBackward", mhcSinkhornBackward},
+      {"aclnnMhcPreSinkhorn", mhcPreSinkhorn},
+      {"aclnnMhcPreSinkhornBackward", mhcPreSinkhornBackward},
       {"aclnnCompressor", compressor},
       {"aclnnCompressor", compressorPaddedStride, "PaddedStrideDim0"},
       {"aclnnCompressor", compressorRing, "RingCache"},

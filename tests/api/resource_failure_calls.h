@@ -63,6 +63,32 @@ struct ResourceFailureOp {
   const char* variant = "";  // a second call of the same operator: what differs (a test-name suffix)
 };
 
+// Tensor builders the call files share (resource_failure_calls.cpp).
+
+/** Holds `tensor` in `call` (destroyed with it) and returns it. */
+aclTensor* keep(OpCall& call, aclTensor* tensor);
+/** A dense tensor of `shape` over its own device buffer, held by `call`; outputs are left to resetOutputs. */
+aclTensor* shaped(OpCall& call, aclDataType dtype, size_t elementSize, const std::vector<int64_t>& shape,
+                  bool isOutput);
+/** A FLOAT input of `shape` holding base + a small multiple of 1/64 per element (exact in BF16). */
+aclTensor* mhcFloat(OpCall& call, const std::vector<int64_t>& shape, float base);
+/** The same values as a BF16 input. */
+aclTensor* mhcBf16(OpCall& call, const std::vector<int64_t>& shape, float base);
+/** A FLOAT output of `shape`. */
+aclTensor* mhcFloatOutput(OpCall& call, const std::vector<int64_t>& shape);
+
+// The mHC calls (resource_failure_calls_mhc.cpp).
+std::unique_ptr<OpCall> mhcPre();
+std::unique_ptr<OpCall> mhcPreV2();
+std::unique_ptr<OpCall> mhcPreBackward();
+std::unique_ptr<OpCall> mhcPreBackwardV2();
+std::unique_ptr<OpCall> mhcPost();
+std::unique_ptr<OpCall> mhcPostBackward();
+std::unique_ptr<OpCall> mhcSinkhorn();
+std::unique_ptr<OpCall> mhcSinkhornBackward();
+std::unique_ptr<OpCall> mhcPreSinkhorn();
+std::unique_ptr<OpCall> mhcPreSinkhornBackward();
+
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();
 

@@ -1,8 +1,8 @@
 // aclnnMhcPreSinkhornGetWorkspaceSize: the rule book of src/ops/mhc/mhc_pre_sinkhorn_check.cpp (null pointers
 // 161001; dtypes, ranks, shapes and formats 161002; the empty-x shortcut; the profile's c rule, 561002 from the
-// Ascend950 tiling and kInvalid from the A2/A3 docs; gradkit's memory rules) under each platform profile. Each rejection
-// is asserted by code, by the argument the message names and by the value it says was given; each accepted call is
-// run. The saved tensors are checked only with needBackward.
+// Ascend950 tiling and 161002 from the A2/A3 docs; gradkit's memory rules) under each platform profile. Each
+// rejection is asserted by code, by the argument the message names and by the value it says was given; each accepted
+// call is run. The saved tensors are checked only with needBackward.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -22,6 +22,9 @@ namespace {
 
 constexpr const char* kApi = "aclnnMhcPreSinkhorn";
 constexpr aclnnStatus kInvalid = ACLNN_ERR_PARAM_INVALID;  // 161002
+
+/** The test names end with the profile ("./Ascend950"). */
+std::string profileName(const ::testing::TestParamInfo<const char*>& param) { return param.param; }
 
 bool is950(const char* soc) { return std::string(soc) == "Ascend950"; }
 
@@ -114,15 +117,17 @@ struct Rejection {
   std::string arg, expected, given;
 };
 
-/** Each rejection on a fresh valid call of `k`: code, "argument '<arg>': expected ..<expected>..", ", given <given>". */
+/** Each rejection on a fresh valid call of `k`: code, "argument '<arg>': expected ..<expected>..", ", given <given>".
+ */
 void expectRejected(const Config& k, const std::vector<Rejection>& cases) {
   for (const Rejection& r : cases) {
     Forward call(k);
     r.change(call);
     const Outcome o = call.call();
     const std::string code = "(code " + std::to_string(r.code) + ").";
-    EXPECT_TRUE(failsWith(o, r.code, {std::string(kApi) + ": argument " + quoted(r.arg) + ": expected ", r.expected,
-                                      ", given " + r.given, code}))
+    EXPECT_TRUE(failsWith(
+        o, r.code,
+        {std::string(kApi) + ": argument " + quoted(r.arg) + ": expected ", r.expected, ", given " + r.given, code}))
         << r.what;
   }
 }
@@ -133,8 +138,7 @@ class MhcPreSinkhornChecks : public ::testing::TestWithParam<const char*> {
   std::optional<ScopedSoc> soc_;
 };
 
-INSTANTIATE_TEST_SUITE_P(MhcPreSinkhorn, MhcPreSinkhornChecks, ::testing::ValuesIn(kAllSocs),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(MhcPreSinkhorn, MhcPreSinkhornChecks, ::testing::ValuesIn(kAllSocs), profileName);
 
 TEST_P(MhcPreSinkhornChecks, ValidCallsSucceedAndRunInEveryLayoutAndDtype) {
   std::vector<std::vector<int64_t>> leads{{2, 3}, {1, 1}};
@@ -224,32 +228,58 @@ TEST_P(MhcPreSinkhornChecks, DtypeRulesGive161002) {
 }
 
 TEST_P(MhcPreSinkhornChecks, RanksShapesAndAttributesGive161002) {
+  // A2/A3 name rank 4 only: TND exists only in the Ascend950 profile.
+  const std::string ranks = is950(GetParam()) ? "3 or 4 dims ([T, n, c] or [B, S, n, c])" : "4 dims ([B, S, n, c]: TND";
   Config k = baseConfig(GetParam());
   const int64_t c = k.c;
   const std::string cs = std::to_string(c), c4 = std::to_string(4 * c);
   std::vector<Rejection> cases{
-      {"x rank 2", [c](Forward& f) { f.x = f.pool.make(f.dtype, {6, 4 * c}); }, kInvalid, "x",
-       "3 or 4 dims ([T, n, c] or [B, S, n, c])", "2 dims [6, " + c4 + "]"},
-      {"x rank 5", [c](Forward& f) { f.x = f.pool.make(f.dtype, {1, 2, 3, 4, c}); }, kInvalid, "x", "3 or 4 dims",
-       "5 dims [1, 2, 3, 4, " + cs + "]"},
+      {"x rank 2",
+       [c](Forward& f) {
+         f.x = f.pool.make(f.dtype, {6, 4 * c});
+       },
+       kInvalid, "x", ranks, "2 dims [6, " + c4 + "]"},
+      {"x rank 5",
+       [c](Forward& f) {
+         f.x = f.pool.make(f.dtype, {1, 2, 3, 4, c});
+       },
+       kInvalid, "x", ranks, "5 dims [1, 2, 3, 4, " + cs + "]"},
       {"hcMult 6", [](Forward& f) { f.hcMult = 6; }, kInvalid, "hcMult", "4", "6"},
       {"hcMult 0", [](Forward& f) { f.hcMult = 0; }, kInvalid, "hcMult", "4", "0"},
-      {"x n 6", [c](Forward& f) { f.x = f.pool.make(f.dtype, {2, 3, 6, c}); }, kInvalid, "x",
-       "dim n (-2) equal to hcMult (4)", "shape [2, 3, 6, " + cs + "]"},
+      {"x n 6",
+       [c](Forward& f) {
+         f.x = f.pool.make(f.dtype, {2, 3, 6, c});
+       },
+       kInvalid, "x", "dim n (-2) equal to hcMult (4)", "shape [2, 3, 6, " + cs + "]"},
       {"numIters 19", [](Forward& f) { f.numIters = 19; }, kInvalid, "numIters", "20", "19"},
       {"numIters 21", [](Forward& f) { f.numIters = 21; }, kInvalid, "numIters", "20", "21"},
-      {"hin c/2", [c](Forward& f) { f.hin = f.pool.make(f.dtype, {2, 3, c / 2}); }, kInvalid, "hin",
-       "shape [2, 3, " + cs + "] ([B, S, c] from x)", "shape [2, 3, " + std::to_string(c / 2) + "]"},
-      {"phi [24, c]", [c](Forward& f) { f.phi = f.pool.make(ACL_FLOAT, {24, c}); }, kInvalid, "phi",
-       "shape [24, " + c4 + "] ([n*n + 2n, n*c] from x)", "shape [24, " + cs + "]"},
+      {"hin c/2",
+       [c](Forward& f) {
+         f.hin = f.pool.make(f.dtype, {2, 3, c / 2});
+       },
+       kInvalid, "hin", "shape [2, 3, " + cs + "] ([B, S, c] from x)", "shape [2, 3, " + std::to_string(c / 2) + "]"},
+      {"phi [24, c]",
+       [c](Forward& f) {
+         f.phi = f.pool.make(ACL_FLOAT, {24, c});
+       },
+       kInvalid, "phi", "shape [24, " + c4 + "] ([n*n + 2n, n*c] from x)", "shape [24, " + cs + "]"},
       {"bias [20]", [](Forward& f) { f.bias = f.pool.make(ACL_FLOAT, {20}); }, kInvalid, "bias",
        "shape [24] ([n*n + 2n] from x)", "shape [20]"},
-      {"hRes [B, S, n, n]", [](Forward& f) { f.hRes = f.pool.make(ACL_FLOAT, {2, 3, 4, 4}); }, kInvalid, "hRes",
-       "shape [2, 3, 16] ([B, S, n*n] from x)", "shape [2, 3, 4, 4]"},
-      {"sumOut 20 steps", [](Forward& f) { f.sumOut = f.pool.make(ACL_FLOAT, {20, 2, 3, 4}); }, kInvalid, "sumOut",
-       "shape [40, 2, 3, 4] ([2 numIters, B, S, n] from x)", "shape [20, 2, 3, 4]"},
-      {"normOut [.., n*n]", [](Forward& f) { f.normOut = f.pool.make(ACL_FLOAT, {40, 2, 3, 16}); }, kInvalid,
-       "normOut", "shape [40, 2, 3, 4, 4] ([2 numIters, B, S, n, n] from x)", "shape [40, 2, 3, 16]"},
+      {"hRes [B, S, n, n]",
+       [](Forward& f) {
+         f.hRes = f.pool.make(ACL_FLOAT, {2, 3, 4, 4});
+       },
+       kInvalid, "hRes", "shape [2, 3, 16] ([B, S, n*n] from x)", "shape [2, 3, 4, 4]"},
+      {"sumOut 20 steps",
+       [](Forward& f) {
+         f.sumOut = f.pool.make(ACL_FLOAT, {20, 2, 3, 4});
+       },
+       kInvalid, "sumOut", "shape [40, 2, 3, 4] ([2 numIters, B, S, n] from x)", "shape [20, 2, 3, 4]"},
+      {"normOut [.., n*n]",
+       [](Forward& f) {
+         f.normOut = f.pool.make(ACL_FLOAT, {40, 2, 3, 16});
+       },
+       kInvalid, "normOut", "shape [40, 2, 3, 4, 4] ([2 numIters, B, S, n, n] from x)", "shape [40, 2, 3, 16]"},
   };
   // Every tensor but x: its last dim + 1, its first dim + 1, a leading 1 (rank + 1).
   Forward base(k);
@@ -280,19 +310,33 @@ TEST_P(MhcPreSinkhornChecks, TndOnlyInTheAscend950Profile) {
     return;
   }
   EXPECT_EQ(Forward(k).call().status, ACLNN_SUCCESS);
-  expectRejected(
-      k, {{"hin BSND", [](Forward& f) { f.hin = f.pool.make(f.dtype, {2, 3, f.c}); }, kInvalid, "hin",
-           "shape [6, " + cs + "] ([T, c] from x)", "shape [2, 3, " + cs + "]"},
-          {"hPost", [](Forward& f) { f.hPost = f.pool.make(ACL_FLOAT, {6, 5}); }, kInvalid, "hPost",
-           "shape [6, 4] ([T, n] from x)", "shape [6, 5]"},
-          {"hcBeforeNorm", [](Forward& f) { f.hcBeforeNorm = f.pool.make(ACL_FLOAT, {6, 16}); }, kInvalid,
-           "hcBeforeNorm", "shape [6, 24] ([T, n*n + 2n] from x)", "shape [6, 16]"},
-          {"invRms", [](Forward& f) { f.invRms = f.pool.make(ACL_FLOAT, {6}); }, kInvalid, "invRms",
-           "shape [6, 1] ([T, 1] from x)", "shape [6]"},
-          {"sumOut", [](Forward& f) { f.sumOut = f.pool.make(ACL_FLOAT, {6, 40, 4}); }, kInvalid, "sumOut",
-           "shape [40, 6, 4] ([2 numIters, T, n] from x)", "shape [6, 40, 4]"},
-          {"normOut", [](Forward& f) { f.normOut = f.pool.make(ACL_FLOAT, {40, 6, 16}); }, kInvalid, "normOut",
-           "shape [40, 6, 4, 4] ([2 numIters, T, n, n] from x)", "shape [40, 6, 16]"}});
+  expectRejected(k, {{"hin BSND",
+                      [](Forward& f) {
+                        f.hin = f.pool.make(f.dtype, {2, 3, f.c});
+                      },
+                      kInvalid, "hin", "shape [6, " + cs + "] ([T, c] from x)", "shape [2, 3, " + cs + "]"},
+                     {"hPost",
+                      [](Forward& f) {
+                        f.hPost = f.pool.make(ACL_FLOAT, {6, 5});
+                      },
+                      kInvalid, "hPost", "shape [6, 4] ([T, n] from x)", "shape [6, 5]"},
+                     {"hcBeforeNorm",
+                      [](Forward& f) {
+                        f.hcBeforeNorm = f.pool.make(ACL_FLOAT, {6, 16});
+                      },
+                      kInvalid, "hcBeforeNorm", "shape [6, 24] ([T, n*n + 2n] from x)", "shape [6, 16]"},
+                     {"invRms", [](Forward& f) { f.invRms = f.pool.make(ACL_FLOAT, {6}); }, kInvalid, "invRms",
+                      "shape [6, 1] ([T, 1] from x)", "shape [6]"},
+                     {"sumOut",
+                      [](Forward& f) {
+                        f.sumOut = f.pool.make(ACL_FLOAT, {6, 40, 4});
+                      },
+                      kInvalid, "sumOut", "shape [40, 6, 4] ([2 numIters, T, n] from x)", "shape [6, 40, 4]"},
+                     {"normOut",
+                      [](Forward& f) {
+                        f.normOut = f.pool.make(ACL_FLOAT, {40, 6, 16});
+                      },
+                      kInvalid, "normOut", "shape [40, 6, 4, 4] ([2 numIters, T, n, n] from x)", "shape [40, 6, 16]"}});
 }
 
 TEST_P(MhcPreSinkhornChecks, PrivateFormatsGive161002ForEveryTensor) {
@@ -325,9 +369,10 @@ TEST_P(MhcPreSinkhornChecks, HiddenSizeFollowsTheProfile) {
   std::vector<int64_t> accepted;
   if (is950(soc.c_str())) {
     for (int64_t c : {128, 192, 4224, 7040, 8192}) {
-      cases.push_back({"c " + std::to_string(c), withC(c), ACLNN_ERR_INNER_TILING_ERROR, "x",
-                       "last dim c in {4096, 7168} (the Ascend950 kernel's widths; the Ascend950 profile (GRADKIT_SOC))",
-                       std::to_string(c)});
+      cases.push_back(
+          {"c " + std::to_string(c), withC(c), ACLNN_ERR_INNER_TILING_ERROR, "x",
+           "last dim c in {4096, 7168} (the Ascend950 kernel's widths; the Ascend950 profile (GRADKIT_SOC))",
+           std::to_string(c)});
     }
     accepted = {4096, 7168};
   } else {
@@ -371,46 +416,56 @@ TEST_P(MhcPreSinkhornChecks, EmptyXSucceedsWithoutWorkAfterTheShapeAndFormatRule
   }
   // The rules before the shortcut still hold for an empty x.
   const Config empty{{0, 3}, 128};
-  expectRejected(
-      empty,
-      {{"hin fp16", [](Forward& f) { f.hin = f.pool.make(ACL_FLOAT16, {0, 3, 128}); }, kInvalid, "hin",
-        "dtype BFLOAT16 (the dtype of x)", "dtype FLOAT16"},
-       {"hin [0, 3, 256]", [](Forward& f) { f.hin = f.pool.make(ACL_BF16, {0, 3, 256}); }, kInvalid, "hin",
-        "shape [0, 3, 128]", "shape [0, 3, 256]"},
-       {"sumOut [40, 0, 3, 5]", [](Forward& f) { f.sumOut = f.pool.make(ACL_FLOAT, {40, 0, 3, 5}); }, kInvalid, "sumOut",
-        "shape [40, 0, 3, 4]", "shape [40, 0, 3, 5]"},
-       {"phi NZ",
-        [](Forward& f) { f.phi = f.pool.make(ACL_FLOAT, {24, 512}, {}, ACL_FORMAT_FRACTAL_NZ); }, kInvalid, "phi",
-        "a public format", "format FRACTAL_NZ"},
-       {"hcMult 8", [](Forward& f) { f.hcMult = 8; }, kInvalid, "hcMult", "4", "8"},
-       {"null normOut", [](Forward& f) { f.normOut = nullptr; }, ACLNN_ERR_PARAM_NULLPTR, "normOut",
-        "a non-null pointer", "nullptr"}});
+  expectRejected(empty, {{"hin fp16",
+                          [](Forward& f) {
+                            f.hin = f.pool.make(ACL_FLOAT16, {0, 3, 128});
+                          },
+                          kInvalid, "hin", "dtype BFLOAT16 (the dtype of x)", "dtype FLOAT16"},
+                         {"hin [0, 3, 256]",
+                          [](Forward& f) {
+                            f.hin = f.pool.make(ACL_BF16, {0, 3, 256});
+                          },
+                          kInvalid, "hin", "shape [0, 3, 128]", "shape [0, 3, 256]"},
+                         {"sumOut [40, 0, 3, 5]",
+                          [](Forward& f) {
+                            f.sumOut = f.pool.make(ACL_FLOAT, {40, 0, 3, 5});
+                          },
+                          kInvalid, "sumOut", "shape [40, 0, 3, 4]", "shape [40, 0, 3, 5]"},
+                         {"phi NZ",
+                          [](Forward& f) {
+                            f.phi = f.pool.make(ACL_FLOAT, {24, 512}, {}, ACL_FORMAT_FRACTAL_NZ);
+                          },
+                          kInvalid, "phi", "a public format", "format FRACTAL_NZ"},
+                         {"hcMult 8", [](Forward& f) { f.hcMult = 8; }, kInvalid, "hcMult", "4", "8"},
+                         {"null normOut", [](Forward& f) { f.normOut = nullptr; }, ACLNN_ERR_PARAM_NULLPTR, "normOut",
+                          "a non-null pointer", "nullptr"}});
   if (!is950(GetParam())) {
-    expectRejected(Config{{0}, 128}, {{"empty TND", [](Forward&) {}, kInvalid, "x", "TND (rank 3) exists only",
-                                       "shape [0, 4, 128]"}});
+    expectRejected(Config{{0}, 128},
+                   {{"empty TND", [](Forward&) {}, kInvalid, "x", "TND (rank 3) exists only", "shape [0, 4, 128]"}});
   }
 }
 
 TEST_P(MhcPreSinkhornChecks, OutputsOverlappingInputsOrOutputsGive161002) {
-  expectRejected(
-      baseConfig(GetParam()),
-      {{"hin over x", [](Forward& f) { f.hin = f.pool.alias(f.x, f.dtype, f.tok({f.c})); }, kInvalid, "hin",
-        "memory that does not overlap the input x", "bytes overlapping x"},
-       {"hPost over phi", [](Forward& f) { f.hPost = f.pool.alias(f.phi, ACL_FLOAT, f.tok({4}), 5); }, kInvalid,
-        "hPost", "memory that does not overlap the input phi", "bytes overlapping phi"},
-       {"bias inside hRes", [](Forward& f) { f.bias = f.pool.alias(f.hRes, ACL_FLOAT, {24}, 3); }, kInvalid, "hRes",
-        "memory that does not overlap the input bias", "bytes overlapping bias"},
-       {"alpha inside invRms", [](Forward& f) { f.alpha = f.pool.alias(f.invRms, ACL_FLOAT, {3}, 1); }, kInvalid,
-        "invRms", "memory that does not overlap the input alpha", "bytes overlapping alpha"},
-       {"hPost inside hRes", [](Forward& f) { f.hPost = f.pool.alias(f.hRes, ACL_FLOAT, f.tok({4}), 8); }, kInvalid,
-        "hRes", "memory that does not overlap the output hPost", "bytes overlapping hPost"},
-       {"sumOut inside normOut",
-        [](Forward& f) { f.sumOut = f.pool.alias(f.normOut, ACL_FLOAT, cat({40}, f.tok({4})), 16); }, kInvalid,
-        "normOut", "memory that does not overlap the output sumOut", "bytes overlapping sumOut"},
-       {"hin with zero strides",
-        [](Forward& f) { f.hin = f.pool.make(f.dtype, f.tok({f.c}), {0, 0, 1}); }, kInvalid, "hin",
-        "an output whose elements are all at different addresses",
-        "shape [2, 3, " + std::to_string(baseConfig(GetParam()).c) + "] with strides [0, 0, 1]"}});
+  expectRejected(baseConfig(GetParam()),
+                 {{"hin over x", [](Forward& f) { f.hin = f.pool.alias(f.x, f.dtype, f.tok({f.c})); }, kInvalid, "hin",
+                   "memory that does not overlap the input x", "bytes overlapping x"},
+                  {"hPost over phi", [](Forward& f) { f.hPost = f.pool.alias(f.phi, ACL_FLOAT, f.tok({4}), 5); },
+                   kInvalid, "hPost", "memory that does not overlap the input phi", "bytes overlapping phi"},
+                  {"bias inside hRes", [](Forward& f) { f.bias = f.pool.alias(f.hRes, ACL_FLOAT, {24}, 3); }, kInvalid,
+                   "hRes", "memory that does not overlap the input bias", "bytes overlapping bias"},
+                  {"alpha inside invRms", [](Forward& f) { f.alpha = f.pool.alias(f.invRms, ACL_FLOAT, {3}, 1); },
+                   kInvalid, "invRms", "memory that does not overlap the input alpha", "bytes overlapping alpha"},
+                  {"hPost inside hRes", [](Forward& f) { f.hPost = f.pool.alias(f.hRes, ACL_FLOAT, f.tok({4}), 8); },
+                   kInvalid, "hRes", "memory that does not overlap the output hPost", "bytes overlapping hPost"},
+                  {"sumOut inside normOut",
+                   [](Forward& f) { f.sumOut = f.pool.alias(f.normOut, ACL_FLOAT, cat({40}, f.tok({4})), 16); },
+                   kInvalid, "normOut", "memory that does not overlap the output sumOut", "bytes overlapping sumOut"},
+                  {"hin with zero strides",
+                   [](Forward& f) {
+                     f.hin = f.pool.make(f.dtype, f.tok({f.c}), {0, 0, 1});
+                   },
+                   kInvalid, "hin", "an output whose elements are all at different addresses",
+                   "shape [2, 3, " + std::to_string(baseConfig(GetParam()).c) + "] with strides [0, 0, 1]"}});
 }
 
 }  // namespace
