@@ -64,6 +64,14 @@ def mhc_pre_backward(x: Any, phi: Any, alpha: Any, grad_h_in: Any, grad_h_post: 
     """aclnnMhcPreBackward (op_impl_mode None) or aclnnMhcPreBackwardV2 into the given outputs."""
 
 
+def mhc_pre_sinkhorn(x: Any, phi: Any, alpha: Any, bias: Any, hc_mult: int, num_iters: int, hc_eps: float, norm_eps: float, need_backward: bool, hin: Any, h_post: Any, h_res: Any, h_pre: Any, hc_before_norm: Any, inv_rms: Any, sum_out: Any, norm_out: Any) -> None:
+    """aclnnMhcPreSinkhorn into hin, h_post, h_res and, with need_backward, the saved h_pre, hc_before_norm, inv_rms, sum_out, norm_out (None without it)."""
+
+
+def mhc_pre_sinkhorn_backward(grad_hin: Any, grad_h_post: Any, grad_h_res: Any, x: Any, phi: Any, alpha: Any, bias: Any, h_pre: Any, hc_before_norm: Any, inv_rms: Any, sum_out: Any, norm_out: Any, hc_eps: float, grad_x: Any, grad_phi: Any, grad_alpha: Any, grad_bias: Any) -> None:
+    """aclnnMhcPreSinkhornBackward into grad_x, grad_phi, grad_alpha, grad_bias, from the forward's inputs and saved tensors."""
+
+
 def mhc_residual_tail(n: int, phi_rows: int) -> List[int]:
     """The trailing dims of mHC's h_res / grad_h_res for N streams and phi of phi_rows = 2N + R rows: [N, N] when R = N*N, else [R] (the N! form)."""
 

@@ -96,3 +96,44 @@ def mhc_sinkhorn_backward(mhc_sinkhorn_backward_op):
         return mhc_sinkhorn_backward_op(grad.contiguous(), norm_out, sum_out), None, None, None
 
     return backward
+
+
+def mhc_pre_sinkhorn_forward(x, phi, alpha, bias, hc_mult, num_iters, hc_eps, norm_eps, need_backward):
+    """ops.mhc_pre_sinkhorn as eight tensors (hin, h_post, h_res, h_pre, hc_before_norm, inv_rms, sum_out, norm_out);
+    without need_backward the last five are empty tensors (an autograd output or a custom op's cannot be None)."""
+    out = ops.mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult=hc_mult, num_iters=num_iters, hc_eps=hc_eps,
+                               norm_eps=norm_eps, need_backward=need_backward)
+    if need_backward:
+        return tuple(out)
+    return out[:3] + tuple(torch.empty(0, dtype=torch.float32) for _ in range(5))
+
+
+def mhc_pre_sinkhorn_setup(ctx, inputs, output):
+    """Saves the inputs and the forward's saved tensors (outputs that take no gradient) for the backward."""
+    x, phi, alpha, bias, _hc_mult, _num_iters, hc_eps, _norm_eps, need_backward = inputs
+    saved = output[3:]
+    ctx.save_for_backward(x, phi, alpha, bias, *saved)
+    ctx.hc_eps, ctx.saved_steps = hc_eps, need_backward
+    ctx.mark_non_differentiable(*saved)
+
+
+def mhc_pre_sinkhorn_backward(mhc_pre_sinkhorn_backward_op):
+    """mhc_pre_sinkhorn's backward: the gradients of x, phi, alpha and bias (none for the numbers) from the saved
+    tensors; outputs that took no part in the loss get zero gradients."""
+
+    def backward(ctx, grad_hin, grad_h_post, grad_h_res, *_saved_grads):
+        if not ctx.saved_steps:
+            raise RuntimeError("mhc_pre_sinkhorn ran with need_backward=False: it kept nothing for the backward")
+        x, phi, alpha, bias, h_pre, hc_before_norm, inv_rms, sum_out, norm_out = ctx.saved_tensors
+        lead, n = x.shape[:-2], x.shape[-2]
+        if grad_hin is None:
+            grad_hin = torch.zeros(lead + x.shape[-1:], dtype=x.dtype)
+        if grad_h_post is None:
+            grad_h_post = torch.zeros(h_pre.shape, dtype=torch.float32)
+        if grad_h_res is None:
+            grad_h_res = torch.zeros(lead + (n * n,), dtype=torch.float32)
+        grads = mhc_pre_sinkhorn_backward_op(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre,
+                                             hc_before_norm, inv_rms, sum_out, norm_out, hc_eps=ctx.hc_eps)
+        return tuple(grads) + (None,) * 5
+
+    return backward

@@ -121,3 +121,66 @@ def mhc_sinkhorn_backward(grad_output, norm_out, sum_out, *, grad_x=None):
         grad_x = empty_like_dtype(grad_output, shape_of(grad_output))
     _C.mhc_sinkhorn_backward(arg(grad_output), arg(norm_out), arg(sum_out), arg(grad_x))
     return result(grad_x)
+
+
+MhcPreSinkhornResult = namedtuple("MhcPreSinkhornResult",
+                                  "hin h_post h_res h_pre hc_before_norm inv_rms sum_out norm_out")
+MhcPreSinkhornGrads = namedtuple("MhcPreSinkhornGrads", "grad_x grad_phi grad_alpha grad_bias")
+
+
+def mhc_pre_sinkhorn_shapes(x_shape, num_iters):
+    """The output shapes of mhc_pre_sinkhorn for x of `x_shape` ([.., n, c]), as a dict: hin [.., c], h_post and h_pre
+    [.., n], h_res [.., n*n], hc_before_norm [.., n*n + 2n], inv_rms [.., 1], sum_out [2 num_iters, .., n], norm_out
+    [2 num_iters, .., n, n]."""
+    lead, n, c = tuple(x_shape[:-2]), x_shape[-2], x_shape[-1]
+    steps = (2 * num_iters,) + lead
+    return dict(hin=lead + (c,), h_post=lead + (n,), h_res=lead + (n * n,), h_pre=lead + (n,),
+                hc_before_norm=lead + (n * n + 2 * n,), inv_rms=lead + (1,), sum_out=steps + (n,),
+                norm_out=steps + (n, n))
+
+
+def mhc_pre_sinkhorn(x, phi, alpha, bias, *, hc_mult=4, num_iters=20, hc_eps=1e-6, norm_eps=1e-6, need_backward=True,
+                     hin=None, h_post=None, h_res=None):
+    """aclnnMhcPreSinkhorn: mHC's pre-mapping (HF32 matmul operands, as the NPU's cube unit) fused with the
+    Sinkhorn projection of its residual matrix (include/aclnnop/aclnn_mhc_pre_sinkhorn.h). x [B, S, n, c] or
+    [T, n, c] (TND: the Ascend950 profile only) bfloat16 / float16 with n = hc_mult = 4; phi [n*n + 2n, n*c], alpha
+    [3], bias [n*n + 2n] float32; num_iters 20; c in {4096, 7168} in the Ascend950 profile, a multiple of 128 in the
+    Ascend910B / Ascend910_93 ones. Returns MhcPreSinkhornResult(hin (x's dtype, [.., c]), h_post [.., n], h_res
+    [.., n*n], then what the backward reads: h_pre [.., n], hc_before_norm [.., n*n + 2n], inv_rms [.., 1], sum_out
+    [2 num_iters, .., n], norm_out [2 num_iters, .., n, n]), float32; the last five None without need_backward (the
+    operator then neither checks nor writes them). hin, h_post, h_res may be given (any strides)."""
+    # Sized from x's own n and at least one iteration, so that the operator itself reports a bad hc_mult / num_iters.
+    shapes = mhc_pre_sinkhorn_shapes(shape_of(x), max(int(num_iters), 1))
+    if hin is None:
+        hin = empty_like_dtype(x, shapes["hin"])
+    if h_post is None:
+        h_post = empty(x, shapes["h_post"], "float32")
+    if h_res is None:
+        h_res = empty(x, shapes["h_res"], "float32")
+    saved = [None] * 5
+    if need_backward:
+        saved = [empty(x, shapes[name], "float32") for name in MhcPreSinkhornResult._fields[3:]]
+    _C.mhc_pre_sinkhorn(arg(x), arg(phi), arg(alpha), arg(bias), int(hc_mult), int(num_iters), float(hc_eps),
+                        float(norm_eps), bool(need_backward), arg(hin), arg(h_post), arg(h_res),
+                        *(arg(t) for t in saved))
+    return MhcPreSinkhornResult(result(hin), h_post, h_res, *saved)
+
+
+def mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre, hc_before_norm, inv_rms,
+                              sum_out, norm_out, *, hc_eps=1e-6, grad_x=None):
+    """aclnnMhcPreSinkhornBackward (include/aclnnop/aclnn_mhc_pre_sinkhorn_backward.h): the gradients of
+    mhc_pre_sinkhorn's hin (grad_hin, x's dtype), h_post and h_res (grad_h_post [.., n], grad_h_res [.., n*n] or
+    [.., n, n], float32) with respect to x, phi, alpha and bias, from the forward's inputs and saved tensors (h_pre,
+    hc_before_norm, inv_rms, sum_out, norm_out of mhc_pre_sinkhorn with need_backward and the same hc_eps). Upstream's
+    argument order. The matmuls run in fp32 (Ascend950) or on HF32 operands (Ascend910B / Ascend910_93). Returns
+    MhcPreSinkhornGrads(grad_x (x's shape and dtype; may be given), grad_phi, grad_alpha, grad_bias (float32))."""
+    if grad_x is None:
+        grad_x = empty_like_dtype(x, shape_of(x))
+    grad_phi = empty(x, shape_of(phi), "float32")
+    grad_alpha = empty(x, shape_of(alpha), "float32")
+    grad_bias = empty(x, shape_of(bias), "float32")
+    _C.mhc_pre_sinkhorn_backward(arg(grad_hin), arg(grad_h_post), arg(grad_h_res), arg(x), arg(phi), arg(alpha),
+                                 arg(bias), arg(h_pre), arg(hc_before_norm), arg(inv_rms), arg(sum_out),
+                                 arg(norm_out), float(hc_eps), arg(grad_x), arg(grad_phi), arg(grad_alpha),
+                                 arg(grad_bias))
+    return MhcPreSinkhornGrads(result(grad_x), grad_phi, grad_alpha, grad_bias)

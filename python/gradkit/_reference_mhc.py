@@ -1,22 +1,23 @@
-"""The pure-torch mHC references of gradkit.reference (pre-mapping, Sinkhorn projection, post-mapping, HF32
-rounding), re-exported there: no gradkit call inside."""
+"""The pure-torch mHC references of gradkit.reference (pre-mapping, Sinkhorn projection, the two fused, post-mapping,
+HF32 rounding), re-exported there: no gradkit call inside."""
 import torch
 import torch.nn.functional as F
 
 
-def mhc_pre(x, phi, alpha, bias, gamma=None, norm_eps=1e-6, hc_eps=1e-6, compute=torch.float32, hf32=False):
+def mhc_pre(x, phi, alpha, bias, gamma=None, norm_eps=1e-6, hc_eps=1e-6, compute=torch.float32, hf32=False,
+            hf32_backward=False):
     """The mHC pre-mapping of docs/mhc.md in `compute` precision: (h_in in x's dtype, h_post, h_res) with h_res
     [.., N, N] when phi has N^2 + 2N rows, else [.., F - 2N]; (h_in, h_post) for alpha [2]. hf32 rounds the
-    matmul operands to HF32 (11 explicit mantissa bits, ties away from zero), as opImplMode 1 does."""
+    matmul operands to HF32 (11 explicit mantissa bits, ties away from zero), as opImplMode 1 does. Autograd does
+    not differentiate that rounding: the backward's two matmuls take h_mix's gradient and the fp32 operands, or with
+    hf32_backward all three rounded to HF32 (aclnnMhcPreBackwardV2 opImplMode 1, MhcPreSinkhornBackward on A2/A3)."""
     shape = x.shape
     lead, n, d = shape[:-2], shape[-2], shape[-1]
     xf = x.to(compute).reshape(*lead, n * d)
     inv_rms = torch.rsqrt(xf.square().mean(-1, keepdim=True) + norm_eps)
     xg = xf if gamma is None else xf * gamma.to(compute).reshape(n * d)
     phi_c = phi.to(compute)
-    if hf32:
-        xg, phi_c = round_hf32(xg), round_hf32(phi_c)
-    h_mix = F.linear(xg, phi_c)
+    h_mix = _Hf32Linear.apply(xg, phi_c, hf32_backward) if hf32 else F.linear(xg, phi_c)
     w = h_mix * inv_rms
     alpha_c, bias_c = alpha.to(compute), bias.to(compute)
     h_pre = torch.sigmoid(w[..., :n] * alpha_c[0] + bias_c[:n]) + hc_eps
@@ -49,6 +50,40 @@ def mhc_sinkhorn(x, eps=1e-6, num_iters=20, compute=None):
         dim = -2 if k % 2 else -1  # odd steps: column sums (over the rows), even steps: row sums
         norm = norm / (norm.sum(dim, keepdim=True) + eps)
     return norm
+
+
+def mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult=4, num_iters=20, hc_eps=1e-6, norm_eps=1e-6, compute=torch.float32,
+                     hf32=True, hf32_backward=False):
+    """aclnnMhcPreSinkhorn's formula in `compute` precision: mhc_pre (no gamma; hf32: the matmul operands rounded to
+    HF32 as the NPU's cube unit rounds them, which gradkit's forward emulates) whose residual logits [.., n, n] go
+    through mhc_sinkhorn(eps=hc_eps, num_iters). Returns (hin in x's dtype, h_post [.., n], h_res [.., n*n]),
+    differentiable in x, phi, alpha and bias; the backward's matmuls take fp32 operands, as the Ascend950 backward
+    does, or with hf32_backward operands rounded to HF32, as the Ascend910B / Ascend910_93 backward does (mhc_pre)."""
+    if x.shape[-2] != hc_mult:
+        raise ValueError(f"x's dim -2 (n = {x.shape[-2]}) must equal hc_mult ({hc_mult})")
+    hin, h_post, logits = mhc_pre(x, phi, alpha, bias, None, norm_eps, hc_eps, compute, hf32, hf32_backward)
+    h_res = mhc_sinkhorn(logits, hc_eps, num_iters, compute)
+    return hin, h_post, h_res.reshape(*h_res.shape[:-2], hc_mult * hc_mult)
+
+
+class _Hf32Linear(torch.autograd.Function):
+    """F.linear(xg, phi) on operands rounded to HF32. The backward is F.linear's (grad @ phi, grad^T @ xg): on the
+    fp32 operands, or with round_operands on all three rounded to HF32 (autograd cannot differentiate round_hf32's
+    bit operations, and the operators' backwards do not differentiate the rounding either)."""
+
+    @staticmethod
+    def forward(ctx, xg, phi, round_operands):
+        ctx.save_for_backward(xg, phi)
+        ctx.round_operands = round_operands
+        return F.linear(round_hf32(xg), round_hf32(phi))
+
+    @staticmethod
+    def backward(ctx, grad):
+        xg, phi = ctx.saved_tensors
+        if ctx.round_operands:
+            grad, xg, phi = round_hf32(grad), round_hf32(xg), round_hf32(phi)
+        grad_phi = grad.reshape(-1, grad.shape[-1]).T @ xg.reshape(-1, xg.shape[-1])
+        return grad @ phi, grad_phi, None
 
 
 def round_hf32(values):

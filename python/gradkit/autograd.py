@@ -15,7 +15,8 @@ from torch.autograd.function import once_differentiable
 
 from . import _arrays, _backward, library, ops
 
-__all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "mhc_sinkhorn", "compressor", "flash_attention"]
+__all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "mhc_sinkhorn", "mhc_pre_sinkhorn", "compressor",
+           "flash_attention"]
 
 
 # torch >= 2.0 separates forward from setup_context, which torch.func (grad, vjp, jacrev) needs; 1.13 has only
@@ -128,6 +129,7 @@ _native_dropout_backward = _transformable(ops.native_dropout_backward)
 _mhc_pre_backward = _transformable(ops.mhc_pre_backward)
 _mhc_post_backward = _transformable(ops.mhc_post_backward)
 _mhc_sinkhorn_backward = _transformable(ops.mhc_sinkhorn_backward)
+_mhc_pre_sinkhorn_backward = _transformable(ops.mhc_pre_sinkhorn_backward)
 _flash_attention_score_grad = _transformable(ops.flash_attention_score_grad)
 
 
@@ -264,11 +266,40 @@ def mhc_sinkhorn(x, eps=1e-6, num_iters=20):
     return MhcSinkhornFunction.apply(x, float(eps), int(num_iters), True)[0]
 
 
+MhcPreSinkhornFunction = _function(
+    "MhcPreSinkhornFunction", """aclnnMhcPreSinkhorn forward (outputs: hin, h_post, h_res, then the saved h_pre,
+    hc_before_norm, inv_rms, sum_out, norm_out, not differentiable; empty without need_backward) and
+    aclnnMhcPreSinkhornBackward backward from those.""", _backward.mhc_pre_sinkhorn_forward,
+    _backward.mhc_pre_sinkhorn_setup, _backward.mhc_pre_sinkhorn_backward(_mhc_pre_sinkhorn_backward))
+
+
+def mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult=4, num_iters=20, hc_eps=1e-6, norm_eps=1e-6):
+    """mHC's pre-mapping fused with the Sinkhorn projection of its residual matrix (aclnnMhcPreSinkhorn) with
+    autograd (aclnnMhcPreSinkhornBackward), as upstream's cann_ops_transformer.mhc_pre_sinkhorn: returns (hin in x's
+    dtype [.., c], h_post [.., n], h_res [.., n*n] float32). x [B, S, n, c] or [T, n, c] (TND: Ascend950 profile
+    only) bfloat16 / float16; phi [n*n + 2n, n*c], alpha [3], bias [n*n + 2n] float32; hc_mult = n = 4,
+    num_iters = 20; c in {4096, 7168} in the Ascend950 profile, a multiple of 128 in the Ascend910B / Ascend910_93
+    ones (gradkit.reference.mhc_pre_sinkhorn is the formula). The forward keeps what the backward reads (h_pre,
+    hc_before_norm, inv_rms and the 2 num_iters Sinkhorn steps: n^2 + 3n + 1 + 2 num_iters (n^2 + n) floats a token,
+    829 for n = 4) only when x, phi, alpha or bias needs a gradient (not under torch.no_grad); gradients flow to all
+    four."""
+    need = torch.is_grad_enabled() and any(t.requires_grad for t in (x, phi, alpha, bias))
+    numbers = (int(hc_mult), int(num_iters), float(hc_eps), float(norm_eps))
+    if library.use_custom_ops():
+        return torch.ops.gradkit.mhc_pre_sinkhorn(x, phi, alpha, bias, *numbers, need)[:3]
+    transformed = _SEPARATE_SETUP and _inside_torch_func()  # torch.func's wrappers: through the Function
+    if not transformed and not need:
+        return tuple(ops.mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult=numbers[0], num_iters=numbers[1],
+                                          hc_eps=numbers[2], norm_eps=numbers[3], need_backward=False)[:3])
+    return MhcPreSinkhornFunction.apply(x, phi, alpha, bias, *numbers, True)[:3]
+
+
 _attach(relu, ReluFunction, None, ops.threshold_backward)
 _attach(dropout, DropoutFunction, ops.native_dropout, ops.native_dropout_backward)
 _attach(mhc_pre, MhcPreFunction, ops.mhc_pre, ops.mhc_pre_backward)
 _attach(mhc_post, MhcPostFunction, ops.mhc_post, ops.mhc_post_backward)
 _attach(mhc_sinkhorn, MhcSinkhornFunction, ops.mhc_sinkhorn, ops.mhc_sinkhorn_backward)
+_attach(mhc_pre_sinkhorn, MhcPreSinkhornFunction, ops.mhc_pre_sinkhorn, ops.mhc_pre_sinkhorn_backward)
 
 
 class CompressorFunction(torch.autograd.Function):

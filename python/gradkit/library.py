@@ -290,6 +290,44 @@ if AVAILABLE:
     mhc_sinkhorn.register_autograd(_backward.mhc_sinkhorn_backward(mhc_sinkhorn_backward),
                                    setup_context=_backward.mhc_sinkhorn_setup)
 
+    # mHC pre-mapping fused with Sinkhorn: the saved tensors are outputs (not differentiable), empty without
+    # need_backward (inference).
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_pre_sinkhorn", mutates_args=())
+    def mhc_pre_sinkhorn(x: Tensor, phi: Tensor, alpha: Tensor, bias: Tensor, hc_mult: int, num_iters: int,
+                         hc_eps: float, norm_eps: float, need_backward: bool) -> Tuple[(Tensor,) * 8]:
+        """gradkit.ops.mhc_pre_sinkhorn: (hin, h_post, h_res, h_pre, hc_before_norm, inv_rms, sum_out, norm_out);
+        the last five empty without need_backward."""
+        return _backward.mhc_pre_sinkhorn_forward(x, phi, alpha, bias, hc_mult, num_iters, hc_eps, norm_eps,
+                                                  need_backward)
+
+    @mhc_pre_sinkhorn.register_fake
+    def _(x, phi, alpha, bias, hc_mult, num_iters, hc_eps, norm_eps, need_backward):
+        shapes = ops.mhc_pre_sinkhorn_shapes(tuple(x.shape), max(num_iters, 1))
+        fp32 = dict(dtype=torch.float32)
+        saved = [x.new_empty(shapes[name] if need_backward else (0,), **fp32)
+                 for name in ("h_pre", "hc_before_norm", "inv_rms", "sum_out", "norm_out")]
+        return (x.new_empty(shapes["hin"]), x.new_empty(shapes["h_post"], **fp32),
+                x.new_empty(shapes["h_res"], **fp32), *saved)
+
+    @torch.library.custom_op(f"{NAMESPACE}::mhc_pre_sinkhorn_backward", mutates_args=())
+    def mhc_pre_sinkhorn_backward(grad_hin: Tensor, grad_h_post: Tensor, grad_h_res: Tensor, x: Tensor, phi: Tensor,
+                                  alpha: Tensor, bias: Tensor, h_pre: Tensor, hc_before_norm: Tensor,
+                                  inv_rms: Tensor, sum_out: Tensor, norm_out: Tensor,
+                                  hc_eps: float) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """gradkit.ops.mhc_pre_sinkhorn_backward: (grad_x, grad_phi, grad_alpha, grad_bias)."""
+        return tuple(ops.mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre,
+                                                   hc_before_norm, inv_rms, sum_out, norm_out, hc_eps=hc_eps))
+
+    @mhc_pre_sinkhorn_backward.register_fake
+    def _(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre, hc_before_norm, inv_rms, sum_out, norm_out,
+          hc_eps):
+        fp32 = dict(dtype=torch.float32)
+        return (x.new_empty(x.shape), phi.new_empty(phi.shape, **fp32), alpha.new_empty(alpha.shape, **fp32),
+                bias.new_empty(bias.shape, **fp32))
+
+    mhc_pre_sinkhorn.register_autograd(_backward.mhc_pre_sinkhorn_backward(mhc_pre_sinkhorn_backward),
+                                       setup_context=_backward.mhc_pre_sinkhorn_setup)
+
     # The compressor without a state cache (the training case: stateless, nothing written) and its gradient. A call
     # with a state cache writes it in place, which a custom op with a backward cannot declare: that one stays a
     # gradkit.autograd.Function (a graph break under torch.compile).

@@ -1,8 +1,9 @@
 """cann_ops_transformer.ops: the operators of upstream's torch extension that gradkit implements (the compressor,
-mhc_post)."""
+mhc_post, mhc_pre_sinkhorn and its backward)."""
 from .. import autograd
+from .. import ops as _ops
 
-__all__ = ["compressor", "mhc_post"]
+__all__ = ["compressor", "mhc_post", "mhc_pre_sinkhorn", "mhc_pre_sinkhorn_backward"]
 
 
 def compressor(x, wkv, wgate, state_cache, ape, cmp_ratio=4, *, state_block_table=None, cu_seqlens=None,
@@ -22,3 +23,19 @@ def mhc_post(x, h_res, h_out, h_post):
     """Upstream's `mhc_post(x, h_res, h_out, h_post) -> Tensor`: aclnnMhcPost with autograd (aclnnMhcPostBackward).
     h_res None (the Ascend950 profile only) skips the residual mapping: x + h_out * h_post."""
     return autograd.mhc_post(x, h_res, h_out, h_post)
+
+
+def mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult, num_iters, hc_eps=1e-6, norm_eps=1e-6):
+    """Upstream's `mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult, num_iters, hc_eps=1e-6, norm_eps=1e-6) -> (hin,
+    h_post, h_res)`: aclnnMhcPreSinkhorn with autograd (aclnnMhcPreSinkhornBackward); gradients flow to x, phi,
+    alpha and bias. gradkit.mhc_pre_sinkhorn has the limits (hc_mult 4, num_iters 20)."""
+    return autograd.mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult, num_iters, hc_eps, norm_eps)
+
+
+def mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre, hc_before_norm, inv_rms,
+                              sum_out, norm_out, hc_eps=1e-6):
+    """Upstream's `mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre,
+    hc_before_norm, inv_rms, sum_out, norm_out, hc_eps) -> (grad_x, grad_phi, grad_alpha, grad_bias)`: one call of
+    aclnnMhcPreSinkhornBackward (no autograd) on the saved tensors of gradkit.ops.mhc_pre_sinkhorn."""
+    return tuple(_ops.mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre,
+                                                hc_before_norm, inv_rms, sum_out, norm_out, hc_eps=hc_eps))

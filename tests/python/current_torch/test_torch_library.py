@@ -1,8 +1,8 @@
 """gradkit's operators as torch.library custom ops (python/gradkit/library.py) and the SDPA drop-in
 (gradkit.nn.functional.scaled_dot_product_attention) with a current PyTorch: torch.library.opcheck (schema, fake
 kernel, autograd registration) of every custom op, torch.compile(fullgraph=True) and torch.export of models using
-them (gradkit.relu, dropout, mhc_pre, mhc_sinkhorn, mhc_post and the SDPA drop-in), the drop-in against torch's own
-SDPA (values and gradients), and a second derivative refused."""
+them (gradkit.relu, dropout, mhc_pre, mhc_sinkhorn, mhc_post, mhc_pre_sinkhorn and the SDPA drop-in), the drop-in
+against torch's own SDPA (values and gradients), and a second derivative refused."""
 import gradkit_package  # noqa: F401  (puts the built gradkit package on sys.path)
 import pytest
 import torch
@@ -114,6 +114,67 @@ def test_opcheck_mhc_sinkhorn(num_iters):
         _, norm_out, sum_out = torch.ops.gradkit.mhc_sinkhorn(value.detach(), 1e-6, num_iters, True)
         grad = torch.randn(value.shape[::-1]).permute(*reversed(range(value.dim())))  # strided too
         torch.library.opcheck(torch.ops.gradkit.mhc_sinkhorn_backward, (grad, norm_out, sum_out))
+
+
+def pre_sinkhorn_inputs(lead=(3,), c=4096, dtype=torch.bfloat16):
+    """mhc_pre_sinkhorn's x, phi, alpha, bias (c = 4096: the Ascend950 profile's smallest width)."""
+    torch.manual_seed(8)
+    x = torch.randn(*lead, 4, c).to(dtype).requires_grad_()
+    phi = (torch.randn(24, 4 * c) / (4 * c) ** 0.5).requires_grad_()
+    alpha = torch.tensor([0.8, 1.1, 0.9], requires_grad=True)
+    bias = (0.5 * torch.randn(24)).requires_grad_()
+    return x, phi, alpha, bias
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_opcheck_mhc_pre_sinkhorn(dtype):
+    x, phi, alpha, bias = pre_sinkhorn_inputs(dtype=dtype)
+    strided = (torch.randn(1, 2, 4, 8192)[..., ::2]).to(dtype).requires_grad_()  # BSND, non-contiguous
+    for value in (x, strided):
+        torch.library.opcheck(torch.ops.gradkit.mhc_pre_sinkhorn, (value, phi, alpha, bias, 4, 20, 1e-6, 1e-6, True))
+        # inference: nothing saved (and no gradient wanted: there would be no backward)
+        plain = [t.detach() for t in (value, phi, alpha, bias)]
+        torch.library.opcheck(torch.ops.gradkit.mhc_pre_sinkhorn, (*plain, 4, 20, 1e-6, 1e-6, False))
+        outs = torch.ops.gradkit.mhc_pre_sinkhorn(*plain, 4, 20, 1e-6, 1e-6, True)
+        h_res_grad = torch.randn(outs[2].shape[::-1]).permute(*reversed(range(outs[2].dim())))  # strided too
+        grads = (torch.randn_like(outs[0]), torch.randn_like(outs[1]), h_res_grad)
+        torch.library.opcheck(torch.ops.gradkit.mhc_pre_sinkhorn_backward, (*grads, *plain, *outs[3:], 1e-6))
+
+
+class PreSinkhornBlock(torch.nn.Module):
+    """mhc_pre_sinkhorn of 4 streams of width 4096, a linear layer on hin, mhc_post merging it back with h_res."""
+
+    def __init__(self, c=4096):
+        super().__init__()
+        self.phi = torch.nn.Parameter(torch.randn(24, 4 * c) / (4 * c) ** 0.5)
+        self.alpha = torch.nn.Parameter(torch.tensor([0.8, 1.1, 0.9]))
+        self.bias = torch.nn.Parameter(0.5 * torch.randn(24))
+        self.scale = torch.nn.Parameter(torch.rand(c))
+
+    def forward(self, streams):
+        hin, h_post, h_res = gradkit.mhc_pre_sinkhorn(streams, self.phi, self.alpha, self.bias)
+        y = (hin.float() * self.scale).to(streams.dtype)
+        merged = gradkit.mhc_post(streams, h_res.reshape(*h_res.shape[:-1], 4, 4), y, h_post)
+        return merged.float().square().mean() + h_post.square().mean()
+
+
+def test_compile_fullgraph_and_export_of_mhc_pre_sinkhorn():
+    torch.manual_seed(9)
+    model = PreSinkhornBlock()
+    streams = torch.randn(1, 3, 4, 4096).bfloat16().requires_grad_()
+    eager = model(streams)
+    eager.backward()
+    eager_grads = [p.grad.clone() for p in model.parameters()] + [streams.grad.clone()]
+    model.zero_grad()
+    streams.grad = None
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(streams)
+    compiled.backward()
+    assert torch.equal(compiled, eager)
+    for a, b in zip([p.grad for p in model.parameters()] + [streams.grad], eager_grads):
+        assert torch.equal(a, b)
+    program = torch.export.export(model.eval(), (streams.detach(),))
+    assert any("gradkit.mhc_pre_sinkhorn." in str(node.target) for node in program.graph.nodes)
+    assert torch.equal(program.module()(streams.detach()), model(streams.detach()))
 
 
 def test_opcheck_with_dropout_and_causal_template():
