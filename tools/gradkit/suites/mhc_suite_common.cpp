@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "harness/case_keys.h"
+#include "harness/case_values.h"
 #include "harness/error.h"
 #include "harness/peer.h"
 #include "ops/mhc/kernels/mhc_sizes.h"
@@ -102,6 +103,101 @@ OpCall::Peer mhcTorchPeer(const MhcCase& mhc, const std::string& dtypeText) {
   peer.files = {{"x", "x"}, {"phi", "phi"}, {"alpha", "alpha"}};
   peer.args = {"--dtype", dtypeText, "--norm-eps", std::to_string(mhc.normEps), "--hc-eps", std::to_string(mhc.hcEps)};
   if (mhc.gamma) peer.files.push_back({"gamma", "gamma"});
+  peer.torch = currentTorchPython() ? PeerTorch::Current : PeerTorch::Debian;
+  return peer;
+}
+
+MhcPreSinkhornCase parseMhcPreSinkhornCase(const nlohmann::json& testCase) {
+  MhcPreSinkhornCase s;
+  static_cast<MhcCase&>(s) = parseMhcCase(testCase);
+  s.residual = s.streams * s.streams;
+  s.needBackward = testCase.value("needBackward", true);
+  s.hcMult = testCase.value("hcMult", int64_t{4});
+  s.iters = integerKeyAtLeast(testCase, "numIters", 20, 0);
+  if (s.needBackward && !s.caches) throw HarnessError("'caches' false needs 'needBackward' false");
+  return s;
+}
+
+std::function<TensorDefaults(const CaseInfo&)> mhcPreSinkhornDefaults(const std::string& key) {
+  return [key](const CaseInfo& info) {
+    const MhcPreSinkhornCase s = parseMhcPreSinkhornCase(info.json);
+    const int64_t n = s.streams, c = s.hidden, f = s.fusion();
+    const auto steps = [&s](std::vector<int64_t> tail) {
+      std::vector<int64_t> shape = s.shape(std::move(tail));
+      shape.insert(shape.begin(), 2 * s.iters);
+      return shape;
+    };
+    TensorDefaults t{ACL_FLOAT, {}, info.seed, uniformValues(-1.0, 1.0)};
+    if (key == "x" || key == "gradX") {
+      t.dtype = info.dtype;
+      t.shape = s.shape({n, c});
+      if (key == "x") t.values = uniformValues(-2.0, 2.0);
+    } else if (key == "hin" || key == "gradHin") {
+      t.dtype = info.dtype;
+      t.shape = s.shape({c});
+    } else if (key == "phi" || key == "gradPhi") {
+      t.shape = {f, s.width()};
+      // hcBeforeNorm * invRms of order one: the sigmoids and the softmax work in their sensitive range.
+      const double phiScale = 1.0 / std::sqrt(static_cast<double>(s.width()));
+      if (key == "phi") t.values = uniformValues(-phiScale, phiScale);
+    } else if (key == "alpha" || key == "gradAlpha") {
+      t.shape = {3};
+      if (key == "alpha") t.values = uniformValues(0.5, 1.5);
+    } else if (key == "bias" || key == "gradBias") {
+      t.shape = {f};
+    } else if (key == "hPost" || key == "hPre" || key == "gradHPost") {
+      t.shape = s.shape({n});
+    } else if (key == "hRes") {
+      t.shape = s.shape({n * n});
+    } else if (key == "gradHRes") {
+      t.shape = s.shape({n, n});
+    } else if (key == "hcBeforeNorm") {
+      t.shape = s.shape({f});
+    } else if (key == "invRms") {
+      t.shape = s.shape({1});
+    } else if (key == "sumOut") {
+      t.shape = steps({n});
+    } else if (key == "normOut") {
+      t.shape = steps({n, n});
+    } else {
+      throw HarnessError("mHC pre-Sinkhorn suites: no defaults for tensor '" + key + "'");
+    }
+    return t;
+  };
+}
+
+template <class Real>
+golden::MhcPreSinkhornOutputs<Real> mhcPreSinkhornGolden(OpCase& c, const MhcPreSinkhornCase& s) {
+  const std::vector<Real> x = as<Real>(denseValues(c, "x")), phi = as<Real>(denseValues(c, "phi")),
+                          alpha = as<Real>(denseValues(c, "alpha")), bias = as<Real>(denseValues(c, "bias"));
+  golden::MhcPreInputs<Real> in;
+  in.sizes = {s.tokens, s.streams, s.hidden, s.fusion()};
+  in.x = x.data();
+  in.phi = phi.data();
+  in.alpha = alpha.data();
+  in.bias = bias.data();
+  in.normEps = static_cast<Real>(static_cast<float>(s.normEps));  // the kernels read the attributes as float
+  in.hcEps = static_cast<Real>(static_cast<float>(s.hcEps));
+  in.hf32 = true;  // the forward's matmul takes HF32 operands in every profile
+  return golden::mhcPreSinkhorn(in, s.iters);
+}
+
+template golden::MhcPreSinkhornOutputs<double> mhcPreSinkhornGolden(OpCase&, const MhcPreSinkhornCase&);
+template golden::MhcPreSinkhornOutputs<float> mhcPreSinkhornGolden(OpCase&, const MhcPreSinkhornCase&);
+
+OpCall::Peer mhcPreSinkhornPeer(const MhcPreSinkhornCase& s, const std::string& dtypeText, bool backward) {
+  OpCall::Peer peer;
+  peer.script = "mhc_pre_sinkhorn.py";
+  peer.files = {{"x", "x"}, {"phi", "phi"}, {"alpha", "alpha"}, {"bias", "bias"}};
+  if (backward) {
+    peer.files.insert(peer.files.end(), {{"gradHin", "gradHin"}, {"gradHPost", "gradHPost"}, {"gradHRes", "gradHRes"}});
+  }
+  peer.args = {"--dtype",    dtypeText,
+               "--mode",     backward ? "backward" : "forward",
+               "--norm-eps", std::to_string(s.normEps),
+               "--hc-eps",   std::to_string(s.hcEps),
+               "--iters",    std::to_string(s.iters)};
+  if (!backward && !s.needBackward) peer.args.push_back("--no-grad");
   peer.torch = currentTorchPython() ? PeerTorch::Current : PeerTorch::Debian;
   return peer;
 }

@@ -1,5 +1,5 @@
 // What the MhcPre and MhcPreBackward suites share: the case keys, the tensors' default shapes and values, and the
-// PyTorch peer.
+// PyTorch peer; below them, the same for the MhcPreSinkhorn pair (MhcPreSinkhornCase: its keys on top of these).
 //
 // Case keys (besides name, dtype "bf16" | "fp16"):
 //   "layout":      "TND" (default) with "tokens", or "BSND" with "batch" and "seq"
@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "golden/mhc_pre_sinkhorn.h"
 #include "harness/op_suite.h"
 
 namespace gradkit::cli {
@@ -57,5 +58,31 @@ std::function<TensorDefaults(const CaseInfo&)> mhcDefaults(const std::string& ke
 
 /** The PyTorch autograd reference (forward + backward, fp32) as the speed peer, current torch where installed. */
 OpCall::Peer mhcTorchPeer(const MhcCase& mhc, const std::string& dtypeText);
+
+// The MhcPreSinkhorn pair (suites/mhc_pre_sinkhorn.cpp, mhc_pre_sinkhorn_backward.cpp).
+
+/**
+ * A case of the MhcPreSinkhorn pair: parseMhcCase's "layout", "tokens" / "batch", "seq", "N" (n, default 4), "D"
+ * (c), "normEps", "hcEps" and "caches" (false: the forward's saved tensors are nullptr; only without needBackward),
+ * with residual n*n always; plus "needBackward" (forward, default true), "hcMult" (forward, default 4) and
+ * "numIters" (default 20: the forward's attribute, and the steps 2 numIters of sumOut and normOut).
+ */
+struct MhcPreSinkhornCase : MhcCase {
+  bool needBackward = true;
+  int64_t hcMult = 4, iters = 20;
+};
+
+/** Parses the keys above; throws HarnessError naming a bad key. */
+MhcPreSinkhornCase parseMhcPreSinkhornCase(const nlohmann::json& testCase);
+
+/** Default view and values of the tensor `key` of the pair (the API's argument names: "x", "hin", "gradHRes", ...). */
+std::function<TensorDefaults(const CaseInfo&)> mhcPreSinkhornDefaults(const std::string& key);
+
+/** golden::mhcPreSinkhorn of the case's x, phi, alpha, bias (their values before the run), HF32 operands. */
+template <class Real>
+golden::MhcPreSinkhornOutputs<Real> mhcPreSinkhornGolden(OpCase& c, const MhcPreSinkhornCase& s);
+
+/** tools/peers/mhc_pre_sinkhorn.py on x, phi, alpha, bias (and the gradients with `backward`). */
+OpCall::Peer mhcPreSinkhornPeer(const MhcPreSinkhornCase& s, const std::string& dtypeText, bool backward);
 
 }  // namespace gradkit::cli
