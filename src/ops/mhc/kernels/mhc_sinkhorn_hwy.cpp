@@ -242,9 +242,8 @@ void BackwardChunk(const SinkhornBackwardProblem& p, int64_t t0, int64_t count) 
       if (k % 2 == 1) {  // column step
         V8 dot = hn::Zero(d);
         for (int64_t r = 0; r < n; ++r) dot = r == 0 ? hn::Mul(g[r], norm[r]) : hn::Add(dot, hn::Mul(g[r], norm[r]));
-        const V8 sums = hn::LoadU(d, p.sumOut + layout.columnSums(spot, k));
-        const V8 scale = hn::Div(one, hn::IfThenElse(valid, sums, one));
-        for (int64_t r = 0; r < n; ++r) hn::Store(hn::Mul(hn::Sub(g[r], dot), scale), d, grads[s][r]);
+        const V8 sums = hn::IfThenElse(valid, hn::LoadU(d, p.sumOut + layout.columnSums(spot, k)), one);
+        for (int64_t r = 0; r < n; ++r) hn::Store(hn::Div(hn::Sub(g[r], dot), sums), d, grads[s][r]);
         continue;
       }
       V8 products[n];
@@ -257,9 +256,9 @@ void BackwardChunk(const SinkhornBackwardProblem& p, int64_t t0, int64_t count) 
         continue;
       }
       for (int64_t r = 0; r < kSinkhornColumns; ++r) rowSums[r] = r < n ? p.sumOut[layout.rowSum(spot, k, r)] : 1.0f;
-      const V8 scales = hn::Div(one, hn::Load(d, rowSums));
+      const V8 sums = hn::Load(d, rowSums);
       for (int64_t r = 0; r < n; ++r) {
-        const V8 next = hn::IfThenElseZero(valid, hn::Mul(hn::Sub(g[r], LaneOf(dots, r)), LaneOf(scales, r)));
+        const V8 next = hn::IfThenElseZero(valid, hn::Div(hn::Sub(g[r], LaneOf(dots, r)), LaneOf(sums, r)));
         hn::Store(next, d, grads[s][r]);
       }
     }

@@ -7,13 +7,15 @@
 //   rowMax(v) over the 8 columns: a_i = max(v_i, v_(i+4)), b_i = max(a_i, a_(i+2)), max(b_0, b_1)
 //   rowSum(v) over the 8 columns: ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7))
 //   column sums: rows added in ascending order (the first row as is)
-//   scale(s) = 1 / s, one division per sum; a step multiplies its rows by it
+//   scale(s) = 1 / s, one division per sum; a forward step multiplies its rows by it
+//   (the backward divides every element by its sum: the gradient feeds matmuls downstream, MhcPreSinkhornBackward's
+//   gradPhi, where the extra rounding of a reciprocal showed)
 //   forward: m = rowMax(x); e = faExp(x - m) (fa_exp.h); norm0 = e / rowSum(e);
 //            sum1 = colsum(norm0 + eps) + eps; norm1 = (norm0 + eps) * scale(sum1);
 //            even k: sum_k = rowSum(norm_(k-1)) + eps, norm_k = norm_(k-1) * scale(sum_k);
 //            odd k:  sum_k = colsum(norm_(k-1)) + eps, norm_k = norm_(k-1) * scale(sum_k)
-//   backward: odd k:  g = (g - colsum(g * norm_k)) * scale(sum_k)
-//             even k: g = (g - rowSum(g * norm_k)) * scale(sum_k)
+//   backward: odd k:  g = (g - colsum(g * norm_k)) / sum_k
+//             even k: g = (g - rowSum(g * norm_k)) / sum_k
 //             out = (g - rowSum(g * norm_0)) * norm_0 (products, then sums: no fused multiply-add outside faExp)
 // A padded column stays 0 (its sums too); the backward ignores whatever the caller's buffers hold there.
 //

@@ -121,16 +121,16 @@ void backwardToken(const SinkhornBackwardProblem& p, int64_t t) {
   }
   Row norm;
   for (int64_t k = 2 * layout.iters - 1; k >= 1; --k) {
-    if (k % 2 == 1) {  // column step: dot over rows, scaled by the column sums' reciprocals
-      Row dot = {}, scale;
+    if (k % 2 == 1) {  // column step: dot over rows, divided by the column sums
+      Row dot = {}, divisor;
       for (int64_t r = 0; r < n; ++r) {
         loadRow(p, spot, k, r, norm);
         for (int64_t c = 0; c < kC; ++c) dot[c] = r == 0 ? g[r][c] * norm[c] : dot[c] + g[r][c] * norm[c];
       }
       const float* sums = p.sumOut + layout.columnSums(spot, k);
-      for (int64_t c = 0; c < kC; ++c) scale[c] = 1.0f / (c < n ? sums[c] : 1.0f);
+      for (int64_t c = 0; c < kC; ++c) divisor[c] = c < n ? sums[c] : 1.0f;
       for (int64_t r = 0; r < n; ++r) {
-        for (int64_t c = 0; c < kC; ++c) g[r][c] = (g[r][c] - dot[c]) * scale[c];
+        for (int64_t c = 0; c < kC; ++c) g[r][c] = (g[r][c] - dot[c]) / divisor[c];
       }
     } else {  // row step
       float dots[kC];
@@ -139,8 +139,8 @@ void backwardToken(const SinkhornBackwardProblem& p, int64_t t) {
         dots[r] = rowDot(g[r], norm);
       }
       for (int64_t r = 0; r < n; ++r) {
-        const float scale = 1.0f / p.sumOut[layout.rowSum(spot, k, r)];
-        for (int64_t c = 0; c < kC; ++c) g[r][c] = c < n ? (g[r][c] - dots[r]) * scale : 0.0f;
+        const float sum = p.sumOut[layout.rowSum(spot, k, r)];
+        for (int64_t c = 0; c < kC; ++c) g[r][c] = c < n ? (g[r][c] - dots[r]) / sum : 0.0f;
       }
     }
   }
