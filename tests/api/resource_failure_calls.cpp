@@ -572,6 +572,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnMhcSinkhornBackward", mhcSinkhornBackward},
       {"aclnnMhcPreSinkhorn", mhcPreSinkhorn},
       {"aclnnMhcPreSinkhornBackward", mhcPreSinkhornBackward},
+      {"aclnnBlockAttentionResiduals", blockAttentionResiduals},
+      {"aclnnBlockAttentionResidualsGrad", blockAttentionResidualsGrad},
       {"aclnnCompressor", compressor},
       {"aclnnCompressor", compressorPaddedStride, "PaddedStrideDim0"},
       {"aclnnCompressor", compressorRing, "RingCache"},

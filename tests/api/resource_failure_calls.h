@@ -88,6 +88,8 @@ std::unique_ptr<OpCall> mhcSinkhorn();
 std::unique_ptr<OpCall> mhcSinkhornBackward();
 std::unique_ptr<OpCall> mhcPreSinkhorn();
 std::unique_ptr<OpCall> mhcPreSinkhornBackward();
+std::unique_ptr<OpCall> blockAttentionResiduals();
+std::unique_ptr<OpCall> blockAttentionResidualsGrad();
 
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();

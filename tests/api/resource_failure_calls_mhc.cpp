@@ -3,6 +3,8 @@
 #include <memory>
 #include <vector>
 
+#include "aclnnop/aclnn_block_attention_residuals.h"
+#include "aclnnop/aclnn_block_attention_residuals_grad.h"
 #include "aclnnop/aclnn_mhc_post.h"
 #include "aclnnop/aclnn_mhc_post_backward.h"
 #include "aclnnop/aclnn_mhc_pre.h"
@@ -234,6 +236,51 @@ std::unique_ptr<OpCall> mhcPreSinkhornBackward() {
                                                        gradBias, size, executor);
   };
   call->secondPhase = aclnnMhcPreSinkhornBackward;
+  return call;
+}
+
+// BlockAttentionResiduals: T = 5 tokens, N = 3 blocks, H = 64, BF16, the forward saving invNorm and probs.
+constexpr int64_t kBarBlocks = 3;
+
+std::unique_ptr<OpCall> blockAttentionResiduals() {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kBarBlocks, h = kMhcHidden;
+  aclTensor* partialBlock = mhcBf16(*call, {t, h}, 0.5f);
+  aclTensor* blockRes = mhcBf16(*call, {t, n, h}, 0.0f);
+  aclTensor* projWeight = mhcBf16(*call, {h}, 0.25f);
+  aclTensor* normWeight = mhcBf16(*call, {h}, 1.0f);
+  aclTensor* hiddenStates = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, h}, true);
+  aclTensor* invNorm = mhcFloatOutput(*call, {t, n + 1});
+  aclTensor* probs = mhcFloatOutput(*call, {t, n + 1});
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnBlockAttentionResidualsGetWorkspaceSize(partialBlock, blockRes, projWeight, normWeight, -1, 1e-6, true,
+                                                        hiddenStates, invNorm, probs, size, executor);
+  };
+  call->secondPhase = aclnnBlockAttentionResiduals;
+  return call;
+}
+
+/** aclnnBlockAttentionResidualsGrad over saved tensors of plausible values (the run must only not fail). */
+std::unique_ptr<OpCall> blockAttentionResidualsGrad() {
+  auto call = std::make_unique<OpCall>();
+  const int64_t t = kMhcTokens, n = kBarBlocks, h = kMhcHidden;
+  aclTensor* partialBlock = mhcBf16(*call, {t, h}, 0.5f);
+  aclTensor* blockRes = mhcBf16(*call, {t, n, h}, 0.0f);
+  aclTensor* projWeight = mhcBf16(*call, {1, h}, 0.25f);
+  aclTensor* normWeight = mhcBf16(*call, {h}, 1.0f);
+  aclTensor* gradHiddenStates = mhcBf16(*call, {t, h}, 0.0f);
+  aclTensor* invNorm = mhcFloat(*call, {t, n + 1}, 1.0f);
+  aclTensor* probs = mhcFloat(*call, {t, n + 1}, 0.25f);
+  aclTensor* gradPartialBlock = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, h}, true);
+  aclTensor* gradBlockRes = shaped(*call, ACL_BF16, sizeof(uint16_t), {t, n, h}, true);
+  aclTensor* gradProjWeight = shaped(*call, ACL_BF16, sizeof(uint16_t), {1, h}, true);
+  aclTensor* gradNormWeight = shaped(*call, ACL_BF16, sizeof(uint16_t), {h}, true);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    return aclnnBlockAttentionResidualsGradGetWorkspaceSize(
+        partialBlock, blockRes, projWeight, normWeight, gradHiddenStates, invNorm, probs, -1, gradPartialBlock,
+        gradBlockRes, gradProjWeight, gradNormWeight, size, executor);
+  };
+  call->secondPhase = aclnnBlockAttentionResidualsGrad;
   return call;
 }
 
