@@ -80,6 +80,20 @@ PRE_SINKHORN = {
     "backward-empty": [1, 0, 0, 0, 0],
 }
 
+# fuzz_block_residuals (bytes in decoding order): direction (1: grad), T (0..5), N (m: 1 + m % 8), H (m: 1 + m % 48),
+# dtype (0 bf16, 1 fp16, 2 fp32), validBlockNum (0: -1, 1: 0, 2: N, 3: N + 1), the null-pointer byte, then (forward)
+# normEps (0: 1e-6), needBackward (3: false), projWeight's rank (1: [H]), then the tensors' descriptors.
+BLOCK_RESIDUALS = {
+    "forward-t2-n4-h64-bf16": [0, 2, 3, 63],
+    "forward-t3-n1-h17-fp16": [0, 3, 0, 16, 1],
+    "forward-t1-n8-h48-fp32-flat-proj": [0, 1, 7, 47, 2, 0, 0, 0, 0, 1],
+    "forward-no-backward": [0, 2, 2, 15, 0, 0, 0, 0, 3],
+    "forward-t0": [0, 0, 3, 31],
+    "grad-t2-n4-h64-fp16": [1, 2, 3, 63, 1, 1],
+    "grad-t4-n2-h37-fp32": [1, 4, 1, 36, 2, 2],
+    "grad-t0": [1, 0, 3, 15],
+}
+
 def sparse(head, tail):
     """head, then zeros with the bytes of tail ({position: value}) set: a plain call with a few hostile choices."""
     values = head + [0] * (max(tail) + 1 - len(head))
@@ -284,5 +298,6 @@ write("fuzz_compressor", COMPRESSOR)
 write("fuzz_flash_attention", FLASH_ATTENTION)
 write("fuzz_mhc_sinkhorn", SINKHORN)
 write("fuzz_mhc_pre_sinkhorn", PRE_SINKHORN)
+write("fuzz_block_residuals", BLOCK_RESIDUALS)
 for target, inputs in REGRESSIONS.items():
     write(target, inputs, "regressions")
