@@ -16,6 +16,14 @@ class AclnnError(RuntimeError):
     message: str
 
 
+def block_attention_residuals(partial_block: Any, block_res: Any, proj_weight: Any, norm_weight: Any, valid_block_num: int, norm_eps: float, need_backward: bool, hidden_states: Any, inv_norm: Any, probs: Any) -> None:
+    """aclnnBlockAttentionResiduals into hidden_states and, with need_backward, the saved inv_norm and probs (None without it)."""
+
+
+def block_attention_residuals_grad(partial_block: Any, block_res: Any, proj_weight: Any, norm_weight: Any, grad_hidden_states: Any, inv_norm: Any, probs: Any, valid_block_num: int, grad_partial_block: Any, grad_block_res: Any, grad_proj_weight: Any, grad_norm_weight: Any) -> None:
+    """aclnnBlockAttentionResidualsGrad into grad_partial_block, grad_block_res, grad_proj_weight, grad_norm_weight, from the forward's inputs and its saved inv_norm and probs."""
+
+
 def compressor(x: Any, wkv: Any, wgate: Any, state_cache: Any, ape: Any, state_block_table: Any, cu_seqlens: Any, seqused: Any, start_pos: Any, cmp_ratio: int, coff: int, cache_mode: int, state_cache_stride_dim0: int, grad_enabled: bool, cmp_kv: Any, softmax_score: Any, kv: Any) -> None:
     """aclnnCompressor into the given outputs; state_cache is read and written in place (None for optional tensors)."""
 

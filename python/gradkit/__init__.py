@@ -1,7 +1,8 @@
 """gradkit: Huawei CANN's aclnn operators on the CPU, from Python (docs/python.md).
 
   gradkit.relu, gradkit.dropout, gradkit.mhc_pre, gradkit.mhc_post,
-  gradkit.mhc_sinkhorn, gradkit.mhc_pre_sinkhorn, gradkit.compressor,
+  gradkit.mhc_sinkhorn, gradkit.mhc_pre_sinkhorn,
+  gradkit.block_attention_residuals, gradkit.compressor,
   gradkit.flash_attention                          torch.autograd functions (need torch)
   gradkit.nn.functional, gradkit.nn.MhcPre,
   gradkit.nn.Compressor                            torch.nn.functional drop-ins (scaled_dot_product_attention),
@@ -10,7 +11,7 @@
   gradkit.ops                                      the raw operators, on torch tensors or numpy arrays
   gradkit.torch_npu                                torch_npu's names and keywords for the same operators
   gradkit.cann_ops_transformer                     the names of upstream's torch extension (compressor,
-                                                   mhc_post, mhc_pre_sinkhorn)
+                                                   mhc_post, mhc_pre_sinkhorn, block_attention_residuals)
   gradkit.reference                                pure-torch reference implementations (need torch)
   gradkit.AclnnError                               raised by a failing operator: .api, .status, .message
 """
@@ -32,9 +33,9 @@ except ImportError:  # numpy only: the raw operators
     pass
 else:
     from . import cann_ops_transformer, library, nn, torch_npu
-    from .autograd import (compressor, dropout, flash_attention, flash_attention_causal_mask, mhc_post, mhc_pre,
-                           mhc_pre_sinkhorn, mhc_sinkhorn, relu)
+    from .autograd import (block_attention_residuals, compressor, dropout, flash_attention,
+                           flash_attention_causal_mask, mhc_post, mhc_pre, mhc_pre_sinkhorn, mhc_sinkhorn, relu)
 
 __all__ = ["AclnnError", "Bf16Array", "as_bf16", "ops", "set_soc", "relu", "dropout", "mhc_pre", "mhc_post",
-           "mhc_sinkhorn", "mhc_pre_sinkhorn", "torch_npu",
+           "mhc_sinkhorn", "mhc_pre_sinkhorn", "block_attention_residuals", "torch_npu",
            "compressor", "flash_attention", "flash_attention_causal_mask", "cann_ops_transformer", "library", "nn"]

@@ -137,3 +137,41 @@ def mhc_pre_sinkhorn_backward(mhc_pre_sinkhorn_backward_op):
         return tuple(grads) + (None,) * 5
 
     return backward
+
+
+def block_attention_residuals_forward(partial_block, block_res, proj_weight, norm_weight, valid_block_num, norm_eps,
+                                      need_backward):
+    """ops.block_attention_residuals as three tensors (hidden_states, inv_norm, probs); without need_backward the
+    last two are empty tensors (an autograd output or a custom op's cannot be None)."""
+    out = ops.block_attention_residuals(partial_block, block_res, proj_weight, norm_weight,
+                                        valid_block_num=valid_block_num, norm_eps=norm_eps,
+                                        need_backward=need_backward)
+    if need_backward:
+        return tuple(out)
+    return out.hidden_states, torch.empty(0, dtype=torch.float32), torch.empty(0, dtype=torch.float32)
+
+
+def block_attention_residuals_setup(ctx, inputs, output):
+    """Saves the four inputs and the forward's inv_norm and probs (outputs that take no gradient)."""
+    partial_block, block_res, proj_weight, norm_weight, valid_block_num, _norm_eps, need_backward = inputs
+    _hidden, inv_norm, probs = output
+    ctx.save_for_backward(partial_block, block_res, proj_weight, norm_weight, inv_norm, probs)
+    ctx.valid_block_num, ctx.saved_steps = valid_block_num, need_backward
+    ctx.mark_non_differentiable(inv_norm, probs)
+
+
+def block_attention_residuals_backward(block_attention_residuals_grad_op):
+    """block_attention_residuals' backward: the gradients of partial_block, block_res, proj_weight (in its own shape,
+    [H] or [1, H]; the operator takes [1, H]) and norm_weight (none for the numbers) from the saved tensors."""
+
+    def backward(ctx, grad_hidden, _grad_inv_norm, _grad_probs):
+        if not ctx.saved_steps:
+            raise RuntimeError("block_attention_residuals ran with need_backward=False: it kept nothing for the "
+                               "backward")
+        partial_block, block_res, proj_weight, norm_weight, inv_norm, probs = ctx.saved_tensors
+        grads = block_attention_residuals_grad_op(partial_block, block_res, proj_weight.reshape(1, -1), norm_weight,
+                                                  grad_hidden, inv_norm, probs, valid_block_num=ctx.valid_block_num)
+        grad_partial, grad_block_res, grad_proj, grad_norm = grads
+        return grad_partial, grad_block_res, grad_proj.reshape(proj_weight.shape), grad_norm, None, None, None
+
+    return backward

@@ -1,5 +1,6 @@
-"""The raw mHC operators of gradkit.ops (pre-mapping, Sinkhorn projection, post-mapping), re-exported there: one call
-of the aclnn operator on torch tensors or numpy arrays, no autograd, outputs allocated unless given."""
+"""The raw mHC operators of gradkit.ops (pre-mapping, Sinkhorn projection, post-mapping, block attention residuals),
+re-exported there: one call of the aclnn operator on torch tensors or numpy arrays, no autograd, outputs allocated
+unless given."""
 from collections import namedtuple
 
 from . import _C
@@ -184,3 +185,63 @@ def mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, 
                                  arg(norm_out), float(hc_eps), arg(grad_x), arg(grad_phi), arg(grad_alpha),
                                  arg(grad_bias))
     return MhcPreSinkhornGrads(result(grad_x), grad_phi, grad_alpha, grad_bias)
+
+
+BlockAttentionResidualsResult = namedtuple("BlockAttentionResidualsResult", "hidden_states inv_norm probs")
+BlockAttentionResidualsGrads = namedtuple("BlockAttentionResidualsGrads",
+                                          "grad_partial_block grad_block_res grad_proj_weight grad_norm_weight")
+
+
+def block_attention_residuals_saved_shape(partial_block_shape, block_res_shape):
+    """The shape of the saved inv_norm and probs: [T, N + 1] for partial_block [T, H] and block_res [T, N, H]."""
+    return (partial_block_shape[0], block_res_shape[1] + 1)
+
+
+def block_attention_residuals(partial_block, block_res, proj_weight, norm_weight, *, valid_block_num=-1,
+                              norm_eps=1e-6, need_backward=True, hidden_states=None):
+    """aclnnBlockAttentionResiduals (include/aclnnop/aclnn_block_attention_residuals.h): per token, attention over
+    its N + 1 block-level values v = (block_res[t, 0..N-1, :], partial_block[t, :]) scored by their RMS-normed
+    projection: inv_norm[i] = 1 / sqrt(mean_h v[i]^2 + norm_eps), score[i] = sum_h v[i] inv_norm[i] norm_weight
+    proj_weight, probs = softmax(score), hidden_states = sum_i probs[i] v[i] (rounded once to the inputs' dtype).
+    partial_block [T, H], block_res [T, N, H] (1 <= N <= 100), proj_weight [H] or [1, H], norm_weight [H]: one
+    dtype of float32 / float16 / bfloat16; valid_block_num -1 or N; norm_eps > 0. Returns
+    BlockAttentionResidualsResult(hidden_states [T, H] (may be given, any strides), inv_norm, probs (float32
+    [T, N + 1], what the gradient reads)); the last two None without need_backward (the operator then neither checks
+    nor writes them)."""
+    if hidden_states is None:
+        hidden_states = empty_like_dtype(partial_block, shape_of(partial_block))
+    inv_norm = probs = None
+    if need_backward:
+        shape = block_attention_residuals_saved_shape(shape_of(partial_block), shape_of(block_res))
+        inv_norm, probs = empty(partial_block, shape, "float32"), empty(partial_block, shape, "float32")
+    _C.block_attention_residuals(arg(partial_block), arg(block_res), arg(proj_weight), arg(norm_weight),
+                                 int(valid_block_num), float(norm_eps), bool(need_backward), arg(hidden_states),
+                                 arg(inv_norm), arg(probs))
+    return BlockAttentionResidualsResult(result(hidden_states), inv_norm, probs)
+
+
+def block_attention_residuals_grad(partial_block, block_res, proj_weight, norm_weight, grad_hidden_states, inv_norm,
+                                   probs, *, valid_block_num=-1, grad_partial_block=None, grad_block_res=None,
+                                   grad_proj_weight=None, grad_norm_weight=None):
+    """aclnnBlockAttentionResidualsGrad (include/aclnnop/aclnn_block_attention_residuals_grad.h): the gradients of
+    block_attention_residuals' hidden_states (grad_hidden_states [T, H]) with respect to its four inputs, from the
+    forward's inv_norm and probs (float32 [T, N + 1]). proj_weight must be [1, H] here (upstream's rule; a forward
+    given [H] passes proj_weight.reshape(1, -1)); 0 <= N <= 128; one dtype of float32 / float16 / bfloat16 for the
+    inputs, grad_hidden_states and the gradients; valid_block_num -1, 0 (upstream's default) or N. Returns
+    BlockAttentionResidualsGrads(grad_partial_block, grad_block_res, grad_proj_weight, grad_norm_weight), each the
+    shape and dtype of its input (each may be given, any strides)."""
+    dtype_of = partial_block
+    if grad_partial_block is None:
+        grad_partial_block = empty_like_dtype(dtype_of, shape_of(partial_block))
+    if grad_block_res is None:
+        grad_block_res = empty_like_dtype(dtype_of, shape_of(block_res))
+    if grad_proj_weight is None:
+        grad_proj_weight = empty_like_dtype(dtype_of, shape_of(proj_weight))
+    if grad_norm_weight is None:
+        grad_norm_weight = empty_like_dtype(dtype_of, shape_of(norm_weight))
+    _C.block_attention_residuals_grad(arg(partial_block), arg(block_res), arg(proj_weight), arg(norm_weight),
+                                      arg(grad_hidden_states), arg(inv_norm), arg(probs), int(valid_block_num),
+                                      arg(grad_partial_block), arg(grad_block_res), arg(grad_proj_weight),
+                                      arg(grad_norm_weight))
+    return BlockAttentionResidualsGrads(result(grad_partial_block), result(grad_block_res), result(grad_proj_weight),
+                                        result(grad_norm_weight))

@@ -1,5 +1,5 @@
 """The pure-torch mHC references of gradkit.reference (pre-mapping, Sinkhorn projection, the two fused, post-mapping,
-HF32 rounding), re-exported there: no gradkit call inside."""
+block attention residuals, HF32 rounding), re-exported there: no gradkit call inside."""
 import torch
 import torch.nn.functional as F
 
@@ -64,6 +64,28 @@ def mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult=4, num_iters=20, hc_eps=1e-6, 
     hin, h_post, logits = mhc_pre(x, phi, alpha, bias, None, norm_eps, hc_eps, compute, hf32, hf32_backward)
     h_res = mhc_sinkhorn(logits, hc_eps, num_iters, compute)
     return hin, h_post, h_res.reshape(*h_res.shape[:-2], hc_mult * hc_mult)
+
+
+def block_attention_residuals(partial_block, block_res, proj_weight, norm_weight, valid_block_num=-1, norm_eps=1e-6,
+                              compute=torch.float32, intermediates=False):
+    """aclnnBlockAttentionResiduals' formula in `compute` precision, differentiable in all four inputs: per token the
+    N + 1 values v = (block_res[t, 0..N-1, :], partial_block[t, :]), inv_norm = 1 / sqrt(mean_h v^2 + norm_eps),
+    score = sum_h v inv_norm norm_weight proj_weight, probs = softmax(score) over the N + 1 values, hidden_states =
+    sum_i probs[i] v[i] rounded to partial_block's dtype. proj_weight [H] or [1, H]; valid_block_num -1 or N (every
+    block; anything else is a ValueError, as the operator refuses it). Returns hidden_states [T, H]; with
+    intermediates (hidden_states, inv_norm, probs), the last two [T, N + 1] in `compute`."""
+    blocks = block_res.shape[1]
+    if valid_block_num not in (-1, blocks):
+        raise ValueError(f"valid_block_num must be -1 or N = {blocks} (block_res dim 1), given {valid_block_num}")
+    values = torch.cat([block_res.to(compute), partial_block.to(compute).unsqueeze(1)], dim=1)  # [T, N + 1, H]
+    inv_norm = torch.rsqrt(values.square().mean(-1) + norm_eps)
+    weight = norm_weight.to(compute) * proj_weight.to(compute).reshape(-1)
+    scores = ((values * inv_norm.unsqueeze(-1)) * weight).sum(-1)
+    probs = torch.softmax(scores, dim=-1)
+    hidden_states = (probs.unsqueeze(-1) * values).sum(1).to(partial_block.dtype)
+    if intermediates:
+        return hidden_states, inv_norm, probs
+    return hidden_states
 
 
 class _Hf32Linear(torch.autograd.Function):

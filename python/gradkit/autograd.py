@@ -15,8 +15,8 @@ from torch.autograd.function import once_differentiable
 
 from . import _arrays, _backward, library, ops
 
-__all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "mhc_sinkhorn", "mhc_pre_sinkhorn", "compressor",
-           "flash_attention"]
+__all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "mhc_sinkhorn", "mhc_pre_sinkhorn", "block_attention_residuals",
+           "compressor", "flash_attention"]
 
 
 # torch >= 2.0 separates forward from setup_context, which torch.func (grad, vjp, jacrev) needs; 1.13 has only
@@ -130,6 +130,7 @@ _mhc_pre_backward = _transformable(ops.mhc_pre_backward)
 _mhc_post_backward = _transformable(ops.mhc_post_backward)
 _mhc_sinkhorn_backward = _transformable(ops.mhc_sinkhorn_backward)
 _mhc_pre_sinkhorn_backward = _transformable(ops.mhc_pre_sinkhorn_backward)
+_block_attention_residuals_grad = _transformable(ops.block_attention_residuals_grad)
 _flash_attention_score_grad = _transformable(ops.flash_attention_score_grad)
 
 
@@ -294,12 +295,42 @@ def mhc_pre_sinkhorn(x, phi, alpha, bias, hc_mult=4, num_iters=20, hc_eps=1e-6, 
     return MhcPreSinkhornFunction.apply(x, phi, alpha, bias, *numbers, True)[:3]
 
 
+BlockAttentionResidualsFunction = _function(
+    "BlockAttentionResidualsFunction", """aclnnBlockAttentionResiduals forward (outputs: hidden_states, then the saved
+    inv_norm and probs, not differentiable; empty without need_backward) and aclnnBlockAttentionResidualsGrad backward
+    from those.""", _backward.block_attention_residuals_forward, _backward.block_attention_residuals_setup,
+    _backward.block_attention_residuals_backward(_block_attention_residuals_grad))
+
+
+def block_attention_residuals(partial_block, block_res, proj_weight, norm_weight, valid_block_num=-1, norm_eps=1e-6):
+    """Attention over a token's block-level residuals (aclnnBlockAttentionResiduals) with autograd
+    (aclnnBlockAttentionResidualsGrad), as upstream's cann_ops_transformer.block_attention_residuals: per token t the
+    N + 1 values v = (block_res[t, 0..N-1], partial_block[t]) are scored by their RMS-normed projection (score[i] =
+    sum_h v[i] / rms(v[i]) * norm_weight * proj_weight, rms with norm_eps) and mixed by the softmax of the scores.
+    Returns hidden_states [T, H] in the inputs' dtype. partial_block [T, H], block_res [T, N, H] (1 <= N <= 100),
+    proj_weight [H] or [1, H], norm_weight [H]: one dtype of float32 / float16 / bfloat16; valid_block_num -1 or N
+    (gradkit.reference.block_attention_residuals is the formula). The forward keeps inv_norm and probs (2 (N + 1)
+    floats a token) only when an input needs a gradient (not under torch.no_grad); gradients flow to all four."""
+    tensors = (partial_block, block_res, proj_weight, norm_weight)
+    need = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    numbers = (int(valid_block_num), float(norm_eps))
+    if library.use_custom_ops():
+        return torch.ops.gradkit.block_attention_residuals(*tensors, *numbers, need)[0]
+    transformed = _SEPARATE_SETUP and _inside_torch_func()  # torch.func's wrappers: through the Function
+    if not transformed and not need:
+        return ops.block_attention_residuals(*tensors, valid_block_num=numbers[0], norm_eps=numbers[1],
+                                             need_backward=False).hidden_states
+    return BlockAttentionResidualsFunction.apply(*tensors, *numbers, True)[0]
+
+
 _attach(relu, ReluFunction, None, ops.threshold_backward)
 _attach(dropout, DropoutFunction, ops.native_dropout, ops.native_dropout_backward)
 _attach(mhc_pre, MhcPreFunction, ops.mhc_pre, ops.mhc_pre_backward)
 _attach(mhc_post, MhcPostFunction, ops.mhc_post, ops.mhc_post_backward)
 _attach(mhc_sinkhorn, MhcSinkhornFunction, ops.mhc_sinkhorn, ops.mhc_sinkhorn_backward)
 _attach(mhc_pre_sinkhorn, MhcPreSinkhornFunction, ops.mhc_pre_sinkhorn, ops.mhc_pre_sinkhorn_backward)
+_attach(block_attention_residuals, BlockAttentionResidualsFunction, ops.block_attention_residuals,
+        ops.block_attention_residuals_grad)
 
 
 class CompressorFunction(torch.autograd.Function):

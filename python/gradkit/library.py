@@ -328,6 +328,46 @@ if AVAILABLE:
     mhc_pre_sinkhorn.register_autograd(_backward.mhc_pre_sinkhorn_backward(mhc_pre_sinkhorn_backward),
                                        setup_context=_backward.mhc_pre_sinkhorn_setup)
 
+    # Block attention residuals: inv_norm and probs are outputs (not differentiable), empty without need_backward
+    # (inference).
+    @torch.library.custom_op(f"{NAMESPACE}::block_attention_residuals", mutates_args=())
+    def block_attention_residuals(partial_block: Tensor, block_res: Tensor, proj_weight: Tensor, norm_weight: Tensor,
+                                  valid_block_num: int, norm_eps: float,
+                                  need_backward: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        """gradkit.ops.block_attention_residuals: (hidden_states, inv_norm, probs); the last two empty without
+        need_backward."""
+        return _backward.block_attention_residuals_forward(partial_block, block_res, proj_weight, norm_weight,
+                                                           valid_block_num, norm_eps, need_backward)
+
+    @block_attention_residuals.register_fake
+    def _(partial_block, block_res, proj_weight, norm_weight, valid_block_num, norm_eps, need_backward):
+        saved = (0,)
+        if need_backward:
+            saved = ops.block_attention_residuals_saved_shape(partial_block.shape, block_res.shape)
+        fp32 = dict(dtype=torch.float32)
+        return (partial_block.new_empty(partial_block.shape), partial_block.new_empty(saved, **fp32),
+                partial_block.new_empty(saved, **fp32))
+
+    @torch.library.custom_op(f"{NAMESPACE}::block_attention_residuals_grad", mutates_args=())
+    def block_attention_residuals_grad(partial_block: Tensor, block_res: Tensor, proj_weight: Tensor,
+                                       norm_weight: Tensor, grad_hidden_states: Tensor, inv_norm: Tensor,
+                                       probs: Tensor, valid_block_num: int) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """gradkit.ops.block_attention_residuals_grad: (grad_partial_block, grad_block_res, grad_proj_weight,
+        grad_norm_weight); proj_weight [1, H]."""
+        return tuple(ops.block_attention_residuals_grad(partial_block, block_res, proj_weight, norm_weight,
+                                                        grad_hidden_states, inv_norm, probs,
+                                                        valid_block_num=valid_block_num))
+
+    @block_attention_residuals_grad.register_fake
+    def _(partial_block, block_res, proj_weight, norm_weight, grad_hidden_states, inv_norm, probs, valid_block_num):
+        dtype = dict(dtype=partial_block.dtype)
+        return (partial_block.new_empty(partial_block.shape), block_res.new_empty(block_res.shape, **dtype),
+                proj_weight.new_empty(proj_weight.shape, **dtype), norm_weight.new_empty(norm_weight.shape, **dtype))
+
+    block_attention_residuals.register_autograd(
+        _backward.block_attention_residuals_backward(block_attention_residuals_grad),
+        setup_context=_backward.block_attention_residuals_setup)
+
     # The compressor without a state cache (the training case: stateless, nothing written) and its gradient. A call
     # with a state cache writes it in place, which a custom op with a backward cannot declare: that one stays a
     # gradkit.autograd.Function (a graph break under torch.compile).

@@ -7,10 +7,12 @@ from collections import namedtuple
 from . import _C, _arrays
 from ._arrays import arg, empty, empty_like_dtype, is_torch, random_seed, result, shape_of, zeros
 # The mHC operators live in their own module; gradkit.ops is their public namespace.
-from ._ops_mhc import (MhcPostGrads, MhcPreGrads, MhcPreResult, MhcPreSinkhornGrads, MhcPreSinkhornResult,  # noqa: F401
-                       MhcSinkhornResult, SINKHORN_COLUMNS, mhc_post, mhc_post_backward, mhc_pre, mhc_pre_backward,
-                       mhc_pre_sinkhorn, mhc_pre_sinkhorn_backward, mhc_pre_sinkhorn_shapes, mhc_sinkhorn,
-                       mhc_sinkhorn_backward, mhc_sinkhorn_saved_sizes)
+from ._ops_mhc import (BlockAttentionResidualsGrads, BlockAttentionResidualsResult, MhcPostGrads,  # noqa: F401
+                       MhcPreGrads, MhcPreResult, MhcPreSinkhornGrads, MhcPreSinkhornResult, MhcSinkhornResult,
+                       SINKHORN_COLUMNS, block_attention_residuals, block_attention_residuals_grad,
+                       block_attention_residuals_saved_shape, mhc_post, mhc_post_backward, mhc_pre,
+                       mhc_pre_backward, mhc_pre_sinkhorn, mhc_pre_sinkhorn_backward, mhc_pre_sinkhorn_shapes,
+                       mhc_sinkhorn, mhc_sinkhorn_backward, mhc_sinkhorn_saved_sizes)
 
 # DropoutPath / DropoutBackwardPath values of include/gradkit/native_dropout.h, by name.
 DROPOUT_PATHS = {0: "rejected", 1: "empty", 2: "identity", 3: "zeros", 4: "v3", 5: "genmask+domask"}

@@ -1,12 +1,13 @@
 """Pure-torch reference implementations of the operators gradkit wraps (no gradkit call inside): what the tests
-compare gradkit.relu / dropout / mhc_pre / mhc_post / mhc_sinkhorn / mhc_pre_sinkhorn against, and the reference
-model of examples/train_tiny.py. Each takes a `compute` dtype: float32 as a framework would run it, float64 for an
-oracle."""
+compare gradkit.relu / dropout / mhc_pre / mhc_post / mhc_sinkhorn / mhc_pre_sinkhorn / block_attention_residuals
+against, and the reference model of examples/train_tiny.py. Each takes a `compute` dtype: float32 as a framework
+would run it, float64 for an oracle."""
 import torch
 import torch.nn.functional as F
 
 # The mHC references live in their own module; gradkit.reference is their public namespace.
-from ._reference_mhc import mhc_post, mhc_pre, mhc_pre_sinkhorn, mhc_sinkhorn, round_hf32  # noqa: F401
+from ._reference_mhc import (block_attention_residuals, mhc_post, mhc_pre, mhc_pre_sinkhorn, mhc_sinkhorn,  # noqa: F401
+                             round_hf32)
 
 
 def relu(x):

@@ -20,6 +20,9 @@ void bindMhcPost(pybind11::module_& module);
 void bindMhcSinkhorn(pybind11::module_& module);
 /** mhc_pre_sinkhorn (aclnnMhcPreSinkhorn), mhc_pre_sinkhorn_backward (aclnnMhcPreSinkhornBackward). */
 void bindMhcPreSinkhorn(pybind11::module_& module);
+/** block_attention_residuals (aclnnBlockAttentionResiduals), block_attention_residuals_grad
+ * (aclnnBlockAttentionResidualsGrad). */
+void bindBlockAttentionResiduals(pybind11::module_& module);
 
 /** compressor (aclnnCompressor, state cache in place), compressor_grad (aclnnCompressorGrad). */
 void bindCompressor(pybind11::module_& module);

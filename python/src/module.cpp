@@ -34,6 +34,7 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindMhcPost(module);
   gradkit::python::bindMhcSinkhorn(module);
   gradkit::python::bindMhcPreSinkhorn(module);
+  gradkit::python::bindBlockAttentionResiduals(module);
   gradkit::python::bindCompressor(module);
   gradkit::python::bindFlashAttention(module);
   gradkit::python::bindShapeModels(module);

@@ -1,9 +1,10 @@
 """cann_ops_transformer.ops: the operators of upstream's torch extension that gradkit implements (the compressor,
-mhc_post, mhc_pre_sinkhorn and its backward)."""
+mhc_post, mhc_pre_sinkhorn and block_attention_residuals, the last two with their backwards)."""
 from .. import autograd
 from .. import ops as _ops
 
-__all__ = ["compressor", "mhc_post", "mhc_pre_sinkhorn", "mhc_pre_sinkhorn_backward"]
+__all__ = ["compressor", "mhc_post", "mhc_pre_sinkhorn", "mhc_pre_sinkhorn_backward", "block_attention_residuals",
+           "block_attention_residuals_backward"]
 
 
 def compressor(x, wkv, wgate, state_cache, ape, cmp_ratio=4, *, state_block_table=None, cu_seqlens=None,
@@ -39,3 +40,23 @@ def mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, 
     aclnnMhcPreSinkhornBackward (no autograd) on the saved tensors of gradkit.ops.mhc_pre_sinkhorn."""
     return tuple(_ops.mhc_pre_sinkhorn_backward(grad_hin, grad_h_post, grad_h_res, x, phi, alpha, bias, h_pre,
                                                 hc_before_norm, inv_rms, sum_out, norm_out, hc_eps=hc_eps))
+
+
+def block_attention_residuals(partial_block, block_res, proj_weight, norm_weight, valid_block_num=-1, norm_eps=1e-6):
+    """Upstream's `block_attention_residuals(partial_block, block_res, proj_weight, norm_weight, valid_block_num=-1,
+    norm_eps=1e-6) -> Tensor`: aclnnBlockAttentionResiduals with autograd (aclnnBlockAttentionResidualsGrad);
+    gradients flow to all four inputs. As upstream, the forward keeps inv_norm and probs for the backward when an
+    input needs a gradient (gradkit.block_attention_residuals has the shapes and limits)."""
+    return autograd.block_attention_residuals(partial_block, block_res, proj_weight, norm_weight, valid_block_num,
+                                              norm_eps)
+
+
+def block_attention_residuals_backward(partial_block, block_res, proj_weight, norm_weight, grad_hidden_states,
+                                       inv_norm, probs, *, valid_block_num=0):
+    """Upstream's `block_attention_residuals_backward(partial_block, block_res, proj_weight, norm_weight,
+    grad_hidden_states, inv_norm, probs, *, valid_block_num=0) -> (grad_partial, grad_block_res, grad_proj,
+    grad_norm)`: one call of aclnnBlockAttentionResidualsGrad (no autograd) on the inv_norm and probs of
+    gradkit.ops.block_attention_residuals; proj_weight [1, H] (grad_proj [1, H])."""
+    return tuple(_ops.block_attention_residuals_grad(partial_block, block_res, proj_weight, norm_weight,
+                                                     grad_hidden_states, inv_norm, probs,
+                                                     valid_block_num=valid_block_num))

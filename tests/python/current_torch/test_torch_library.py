@@ -1,8 +1,8 @@
 """gradkit's operators as torch.library custom ops (python/gradkit/library.py) and the SDPA drop-in
 (gradkit.nn.functional.scaled_dot_product_attention) with a current PyTorch: torch.library.opcheck (schema, fake
 kernel, autograd registration) of every custom op, torch.compile(fullgraph=True) and torch.export of models using
-them (gradkit.relu, dropout, mhc_pre, mhc_sinkhorn, mhc_post, mhc_pre_sinkhorn and the SDPA drop-in), the drop-in
-against torch's own SDPA (values and gradients), and a second derivative refused."""
+them (gradkit.relu, dropout, mhc_pre, mhc_sinkhorn, mhc_post, mhc_pre_sinkhorn, block_attention_residuals and the
+SDPA drop-in), the drop-in against torch's own SDPA (values and gradients), and a second derivative refused."""
 import gradkit_package  # noqa: F401  (puts the built gradkit package on sys.path)
 import pytest
 import torch
@@ -175,6 +175,75 @@ def test_compile_fullgraph_and_export_of_mhc_pre_sinkhorn():
     program = torch.export.export(model.eval(), (streams.detach(),))
     assert any("gradkit.mhc_pre_sinkhorn." in str(node.target) for node in program.graph.nodes)
     assert torch.equal(program.module()(streams.detach()), model(streams.detach()))
+
+
+def block_residuals_inputs(tokens=6, n=4, hidden=50, dtype=torch.bfloat16, proj_2d=False):
+    """block_attention_residuals' partial_block, block_res, proj_weight, norm_weight (H = 50: not whole 16-lane
+    groups)."""
+    torch.manual_seed(10)
+    partial = torch.randn(tokens, hidden).to(dtype).requires_grad_()
+    block_res = torch.randn(tokens, n, hidden).to(dtype).requires_grad_()
+    proj = 2 * torch.randn(hidden) / hidden ** 0.5
+    proj = (proj.reshape(1, hidden) if proj_2d else proj).to(dtype).requires_grad_()
+    norm = (1 + 0.2 * torch.randn(hidden)).to(dtype).requires_grad_()
+    return partial, block_res, proj, norm
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("proj_2d", [False, True])
+def test_opcheck_block_attention_residuals(dtype, proj_2d):
+    partial, block_res, proj, norm = block_residuals_inputs(dtype=dtype, proj_2d=proj_2d)
+    strided = (torch.randn(100, 6).to(dtype)[::2].t(), torch.randn(6, 50, 8).to(dtype)[..., ::2].transpose(1, 2))
+    for p, b in ((partial, block_res), tuple(t.requires_grad_() for t in strided)):
+        op = torch.ops.gradkit.block_attention_residuals
+        torch.library.opcheck(op, (p, b, proj, norm, -1, 1e-6, True))
+        # inference: nothing saved (and no gradient wanted: there would be no backward)
+        plain = [t.detach() for t in (p, b, proj, norm)]
+        torch.library.opcheck(op, (*plain, b.shape[1], 1e-6, False))
+        _, inv_norm, probs = op(*plain, -1, 1e-6, True)
+        grad = torch.randn(50, 6).to(dtype).t()  # strided too
+        plain[2] = plain[2].reshape(1, -1)
+        torch.library.opcheck(torch.ops.gradkit.block_attention_residuals_grad,
+                              (*plain, grad, inv_norm, probs, 0))
+
+
+class BlockResidualsModel(torch.nn.Module):
+    """A linear layer making the partial block, block_attention_residuals over it and three earlier blocks, a second
+    call over its output (proj [1, H])."""
+
+    def __init__(self, hidden=48):
+        super().__init__()
+        self.lin = torch.nn.Linear(hidden, hidden)
+        self.proj = torch.nn.Parameter(torch.randn(hidden) / hidden ** 0.5)
+        self.norm = torch.nn.Parameter(1 + 0.1 * torch.randn(hidden))
+        self.proj2 = torch.nn.Parameter(torch.randn(1, hidden) / hidden ** 0.5)
+
+    def forward(self, x, blocks):
+        hidden = gradkit.block_attention_residuals(self.lin(x), blocks, self.proj, self.norm)
+        stacked = torch.stack([hidden, x], dim=1)
+        out = gradkit.block_attention_residuals(hidden.tanh(), stacked, self.proj2, self.norm, 2, 1e-5)
+        return out.square().mean()
+
+
+def test_compile_fullgraph_and_export_of_block_attention_residuals():
+    torch.manual_seed(11)
+    model = BlockResidualsModel()
+    x = torch.randn(10, 48, requires_grad=True)
+    blocks = torch.randn(10, 3, 48, requires_grad=True)
+    eager = model(x, blocks)
+    eager.backward()
+    leaves = list(model.parameters()) + [x, blocks]
+    eager_grads = [t.grad.clone() for t in leaves]
+    for t in leaves:
+        t.grad = None
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(x, blocks)
+    compiled.backward()
+    assert torch.equal(compiled, eager)
+    for a, b in zip([t.grad for t in leaves], eager_grads):
+        assert torch.equal(a, b)
+    program = torch.export.export(model.eval(), (x.detach(), blocks.detach()))
+    assert any("gradkit.block_attention_residuals." in str(node.target) for node in program.graph.nodes)
+    assert torch.equal(program.module()(x.detach(), blocks.detach()), model(x.detach(), blocks.detach()))
 
 
 def test_opcheck_with_dropout_and_causal_template():
