@@ -139,14 +139,14 @@ int main() {
   const float step = 1e-2f;
   double worst = 0;
   const auto probe = [&](std::vector<float>& values, const DeviceTensor& device, size_t i, float analytic) {
-    const float saved = values[i];
-    values[i] = saved + step;
+    const float original = values[i];
+    values[i] = original + step;
     upload(values, device);
     const double up = loss();
-    values[i] = saved - step;
+    values[i] = original - step;
     upload(values, device);
     const double down = loss();
-    values[i] = saved;
+    values[i] = original;
     upload(values, device);
     worst = std::fmax(worst, std::fabs((up - down) / (2 * step) - analytic));
   };
