@@ -11,8 +11,7 @@ size_t at(int64_t i) { return static_cast<size_t>(i); }
 
 /** Value i of token t: blockRes[t, i, :] for i < N, partialBlock[t, :] for i = N. */
 template <class Real>
-const Real* valueOf(const BlockResidualSizes& s, const Real* partialBlock, const Real* blockRes, int64_t t,
-                    int64_t i) {
+const Real* valueOf(const BlockResidualSizes& s, const Real* partialBlock, const Real* blockRes, int64_t t, int64_t i) {
   return i < s.blocks ? blockRes + (t * s.blocks + i) * s.hidden : partialBlock + t * s.hidden;
 }
 
@@ -20,8 +19,8 @@ const Real* valueOf(const BlockResidualSizes& s, const Real* partialBlock, const
 
 template <class Real>
 BlockResidualOutputs<Real> blockAttentionResiduals(const BlockResidualSizes& s, const Real* partialBlock,
-                                                   const Real* blockRes, const Real* projWeight,
-                                                   const Real* normWeight, Real normEps) {
+                                                   const Real* blockRes, const Real* projWeight, const Real* normWeight,
+                                                   Real normEps) {
   const int64_t values = s.blocks + 1, h = s.hidden;
   BlockResidualOutputs<Real> out;
   out.hidden.assign(at(s.tokens * h), Real(0));

@@ -28,8 +28,8 @@ struct BlockResidualOutputs {
 /** The forward: RMS-normed scores of the N + 1 values, their softmax, the probability-weighted sum of the values. */
 template <class Real>
 BlockResidualOutputs<Real> blockAttentionResiduals(const BlockResidualSizes& sizes, const Real* partialBlock,
-                                                   const Real* blockRes, const Real* projWeight,
-                                                   const Real* normWeight, Real normEps);
+                                                   const Real* blockRes, const Real* projWeight, const Real* normWeight,
+                                                   Real normEps);
 
 template <class Real>
 struct BlockResidualGradients {

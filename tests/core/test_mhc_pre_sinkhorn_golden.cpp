@@ -75,8 +75,7 @@ TEST(MhcPreSinkhornGolden, StepZeroHoldsTheSoftmaxAndItsSumsWithEps) {
         double column = 0;
         for (int64_t j = 0; j < n; ++j) column += out.norm[t * 16 + j * n + c];
         EXPECT_NEAR(out.sum[(tokens + t) * n + c], column + p.hcEps, 1e-14);
-        EXPECT_NEAR(out.norm[(tokens + t) * 16 + r * n + c], out.norm[t * 16 + r * n + c] / (column + p.hcEps),
-                    1e-15);
+        EXPECT_NEAR(out.norm[(tokens + t) * 16 + r * n + c], out.norm[t * 16 + r * n + c] / (column + p.hcEps), 1e-15);
       }
     }
   }
