@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   verifyCommand->add_option("--json", verify.jsonPath, "write the rows to this JSON file");
   verifyCommand->add_option("--dump", verify.dumpDir, "write inputs, golden and our outputs as .npy under this dir");
   verifyCommand->add_option("--cases", verify.casesDir, "directory of case files (default: the repository's cases/)");
+  verifyCommand->add_flag("--digest-only", verify.digestOnly,
+                          "run the cases and record their output digests without goldens or precision gates (a row "
+                          "passes when the call ran, wrote only its outputs and kept its inputs)");
 
   gradkit::cli::BenchOptions bench;
   CLI::App* benchCommand = app.add_subcommand("bench", "time the bench cases; roofline ratio and PyTorch peer");

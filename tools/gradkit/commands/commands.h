@@ -13,10 +13,11 @@ int runInfo(const InfoOptions& options);
 
 /** `gradkit verify`: every selected case through the public API, compared with the golden. */
 struct VerifyOptions {
-  std::string op;        // name or prefix; empty = all
-  std::string jsonPath;  // rows as JSON when non-empty
-  std::string dumpDir;   // .npy dump when non-empty
-  std::string casesDir;  // default: the repository's cases/
+  std::string op;           // name or prefix; empty = all
+  std::string jsonPath;     // rows as JSON when non-empty
+  std::string dumpDir;      // .npy dump when non-empty
+  std::string casesDir;     // default: the repository's cases/
+  bool digestOnly = false;  // run the cases and record output digests, skipping goldens and gates (determinism runs)
 };
 int runVerify(const VerifyOptions& options);
 

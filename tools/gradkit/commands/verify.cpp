@@ -32,6 +32,7 @@ int runVerify(const VerifyOptions& options) {
     AclSession session;
     VerifyContext context;
     context.stream = session.stream();
+    context.digestOnly = options.digestOnly;
     if (!options.dumpDir.empty()) {
       context.dumpDir = options.dumpDir;
       writeDumpReadme(*context.dumpDir);

@@ -20,6 +20,7 @@ namespace gradkit::cli {
 struct VerifyContext {
   aclrtStream stream = nullptr;
   std::optional<std::filesystem::path> dumpDir;  // write .npy files under <dumpDir>/<op>/<case>/ when set
+  bool digestOnly = false;  // no goldens or gates: the run, the memory rules and the output digest only
 };
 
 /** What a suite's bench gets besides the case: the run's settings and the machine limits measured in it. */
