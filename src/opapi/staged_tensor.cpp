@@ -29,7 +29,11 @@ StagedTensor StagedTensor::planLeading(const aclTensor& view, int64_t count, std
     leading.strides.erase(leading.strides.begin());
   }
   if (leading.dim() == 1) leading.viewDims[0] = std::min(leading.viewDims[0], count);
-  return plan(leading, !leading.isContiguous(), name, booking);
+  return planUnlessDense(leading, name, booking);
+}
+
+StagedTensor StagedTensor::planUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking) {
+  return plan(view, !view.isContiguous(), name, booking);
 }
 
 const void* StagedTensor::read(void* workspace) const {

@@ -15,6 +15,8 @@ struct StagedTensor {
 
   /** Plans `view`; when `stage`, books numel * element size bytes under `name`. */
   static StagedTensor plan(const aclTensor& view, bool stage, std::string_view name, WorkspaceBooking& booking);
+  /** plan(view, stage = the view is not dense): the kernels read and write dense views in place. */
+  static StagedTensor planUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking);
   /**
    * Plans the first `count` elements of `view` in row-major order (a kernel reads no further): a view of at least
    * `count` and fewer than 2 * count of them (its leading dims cut), staged when not dense. So a stride-0 or oversized

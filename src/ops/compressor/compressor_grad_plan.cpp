@@ -22,8 +22,6 @@ constexpr int64_t kMaxPieceWidth = 512;
 // sharing cache sets; oneDNN's sgemm runs 3-8% faster on this machine with them (measured, single thread).
 constexpr int64_t kRowPadding = 16;
 
-bool needsStaging(const aclTensor& tensor) { return !tensor.isContiguous(); }
-
 // Units (one per block) and segments (routed token runs) of the problem, in output-row order.
 void mapBlocks(CompressorGradPlan& plan) {
   const CompressorProblem& p = plan.problem;
@@ -310,7 +308,7 @@ CompressorGradPlan planCompressorGrad(const CompressorGradArgs& args, const Comp
 
   WorkspaceBooking& booking = plan.workspace;
   const auto stage = [&booking](const aclTensor& view, const char* name) {
-    return StagedTensor::plan(view, needsStaging(view), name, booking);
+    return StagedTensor::planUnlessDense(view, name, booking);
   };
   plan.x = stage(*args.x, "x staging");
   plan.wkv = stage(*args.wkv, "wkv staging");

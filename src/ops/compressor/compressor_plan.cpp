@@ -17,10 +17,6 @@ constexpr int64_t kPackGrain = 16;         // weight rows per widening task
 constexpr int64_t kWidenGrain = 64;        // fp16 x rows per widening task
 constexpr int64_t kCacheColumnGrain = 64;  // state-cache channels per write task
 
-StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking) {
-  return StagedTensor::plan(view, !view.isContiguous(), name, booking);
-}
-
 // One projection of a panel: [rows, H] . W^T for one weight W [C, H], into C columns of the [T, 2C] projections.
 std::shared_ptr<const Gemm> panelGemm(int64_t rows, const CompressorProblem& p, bool half) {
   GemmShape shape;
@@ -54,14 +50,14 @@ CompressorPlan planCompressor(const CompressorArgs& args) {
   plan.cacheMap = compressorCacheMapOf(*args.stateCache, *args.stateBlockTable, args.cacheMode, p);
   plan.cache = compressorEffectiveStateCache(*args.stateCache, args.stateCacheStrideDim0);
 
-  plan.x = stageUnlessDense(*args.x, "x staging", booking);
-  plan.wkv = stageUnlessDense(*args.wkv, "wkv staging", booking);
-  plan.wgate = stageUnlessDense(*args.wgate, "wgate staging", booking);
-  plan.ape = stageUnlessDense(*args.ape, "ape staging", booking);
-  plan.cmpKv = stageUnlessDense(*args.cmpKv, "cmpKvOut staging", booking);
+  plan.x = StagedTensor::planUnlessDense(*args.x, "x staging", booking);
+  plan.wkv = StagedTensor::planUnlessDense(*args.wkv, "wkv staging", booking);
+  plan.wgate = StagedTensor::planUnlessDense(*args.wgate, "wgate staging", booking);
+  plan.ape = StagedTensor::planUnlessDense(*args.ape, "ape staging", booking);
+  plan.cmpKv = StagedTensor::planUnlessDense(*args.cmpKv, "cmpKvOut staging", booking);
   if (plan.gradEnabled) {
-    plan.softmaxScore = stageUnlessDense(*args.softmaxScore, "softmaxScoreOut staging", booking);
-    plan.kv = stageUnlessDense(*args.kv, "kvOut staging", booking);
+    plan.softmaxScore = StagedTensor::planUnlessDense(*args.softmaxScore, "softmaxScoreOut staging", booking);
+    plan.kv = StagedTensor::planUnlessDense(*args.kv, "kvOut staging", booking);
   }
 
   const int64_t width = 2 * p.channels();

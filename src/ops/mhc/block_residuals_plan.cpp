@@ -14,10 +14,6 @@ namespace {
 // Forward tokens per parallel task: each token is independent, so the split changes no bit.
 constexpr int64_t kTokenGrain = 16;
 
-StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking) {
-  return StagedTensor::plan(view, !view.isContiguous(), name, booking);
-}
-
 uint64_t paddedHidden(int64_t hidden) { return static_cast<uint64_t>(kernels::blockResidualsPaddedHidden(hidden)); }
 
 }  // namespace
@@ -26,14 +22,14 @@ BlockResidualsPlan planBlockResiduals(const BlockResidualsArgs& args) {
   BlockResidualsPlan plan;
   WorkspaceBooking& booking = plan.workspace;
   plan.saves = args.needBackward;
-  plan.partialBlock = stageUnlessDense(*args.partialBlock, "partialBlock staging", booking);
-  plan.blockRes = stageUnlessDense(*args.blockRes, "blockRes staging", booking);
-  plan.projWeight = stageUnlessDense(*args.projWeight, "projWeight staging", booking);
-  plan.normWeight = stageUnlessDense(*args.normWeight, "normWeight staging", booking);
-  plan.hiddenStates = stageUnlessDense(*args.hiddenStates, "hiddenStates staging", booking);
+  plan.partialBlock = StagedTensor::planUnlessDense(*args.partialBlock, "partialBlock staging", booking);
+  plan.blockRes = StagedTensor::planUnlessDense(*args.blockRes, "blockRes staging", booking);
+  plan.projWeight = StagedTensor::planUnlessDense(*args.projWeight, "projWeight staging", booking);
+  plan.normWeight = StagedTensor::planUnlessDense(*args.normWeight, "normWeight staging", booking);
+  plan.hiddenStates = StagedTensor::planUnlessDense(*args.hiddenStates, "hiddenStates staging", booking);
   if (plan.saves) {
-    plan.invNorm = stageUnlessDense(*args.invNorm, "invNorm staging", booking);
-    plan.probs = stageUnlessDense(*args.probs, "probs staging", booking);
+    plan.invNorm = StagedTensor::planUnlessDense(*args.invNorm, "invNorm staging", booking);
+    plan.probs = StagedTensor::planUnlessDense(*args.probs, "probs staging", booking);
   }
   const BlockResidualsDims dims = blockResidualsDimsOf(*args.partialBlock, *args.blockRes);
   plan.weight = booking.bookArray("score weight", paddedHidden(dims.hidden), sizeof(float));
@@ -71,17 +67,17 @@ aclnnStatus BlockResidualsPlan::run(void* memory) const {
 BlockResidualsGradPlan planBlockResidualsGrad(const BlockResidualsGradArgs& args) {
   BlockResidualsGradPlan plan;
   WorkspaceBooking& booking = plan.workspace;
-  plan.partialBlock = stageUnlessDense(*args.partialBlock, "partialBlock staging", booking);
-  plan.blockRes = stageUnlessDense(*args.blockRes, "blockRes staging", booking);
-  plan.projWeight = stageUnlessDense(*args.projWeight, "projWeight staging", booking);
-  plan.normWeight = stageUnlessDense(*args.normWeight, "normWeight staging", booking);
-  plan.gradHidden = stageUnlessDense(*args.gradHiddenStates, "gradHiddenStates staging", booking);
-  plan.invNorm = stageUnlessDense(*args.invNorm, "invNorm staging", booking);
-  plan.probs = stageUnlessDense(*args.probs, "probs staging", booking);
-  plan.gradPartialBlock = stageUnlessDense(*args.gradPartialBlock, "gradPartialBlock staging", booking);
-  plan.gradBlockRes = stageUnlessDense(*args.gradBlockRes, "gradBlockRes staging", booking);
-  plan.gradProjWeight = stageUnlessDense(*args.gradProjWeight, "gradProjWeight staging", booking);
-  plan.gradNormWeight = stageUnlessDense(*args.gradNormWeight, "gradNormWeight staging", booking);
+  plan.partialBlock = StagedTensor::planUnlessDense(*args.partialBlock, "partialBlock staging", booking);
+  plan.blockRes = StagedTensor::planUnlessDense(*args.blockRes, "blockRes staging", booking);
+  plan.projWeight = StagedTensor::planUnlessDense(*args.projWeight, "projWeight staging", booking);
+  plan.normWeight = StagedTensor::planUnlessDense(*args.normWeight, "normWeight staging", booking);
+  plan.gradHidden = StagedTensor::planUnlessDense(*args.gradHiddenStates, "gradHiddenStates staging", booking);
+  plan.invNorm = StagedTensor::planUnlessDense(*args.invNorm, "invNorm staging", booking);
+  plan.probs = StagedTensor::planUnlessDense(*args.probs, "probs staging", booking);
+  plan.gradPartialBlock = StagedTensor::planUnlessDense(*args.gradPartialBlock, "gradPartialBlock staging", booking);
+  plan.gradBlockRes = StagedTensor::planUnlessDense(*args.gradBlockRes, "gradBlockRes staging", booking);
+  plan.gradProjWeight = StagedTensor::planUnlessDense(*args.gradProjWeight, "gradProjWeight staging", booking);
+  plan.gradNormWeight = StagedTensor::planUnlessDense(*args.gradNormWeight, "gradNormWeight staging", booking);
   const BlockResidualsDims dims = blockResidualsDimsOf(*args.partialBlock, *args.blockRes);
   plan.chunks = (dims.tokens + kBlockResidualsGradChunk - 1) / kBlockResidualsGradChunk;
   if (dims.tokens > 0) {  // T = 0 only zero-fills the weight gradients

@@ -12,10 +12,6 @@ namespace {
 // move ~300 KB, enough to amortise a task.
 constexpr int64_t kTokenGrain = 8;
 
-StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking) {
-  return StagedTensor::plan(view, !view.isContiguous(), name, booking);
-}
-
 /** A written output this large takes non-temporal stores: it would only evict the inputs from the cache. */
 bool streamedBytes(const aclTensor& output) {
   return static_cast<uint64_t>(output.numel()) * 2 >= kStreamingStoreBytes;
@@ -37,11 +33,11 @@ MhcPostPlan planMhcPost(const MhcPostArgs& args) {
   MhcPostPlan plan;
   WorkspaceBooking& booking = plan.workspace;
   plan.hasHRes = args.hRes != nullptr;
-  plan.x = stageUnlessDense(*args.x, "x staging", booking);
-  if (plan.hasHRes) plan.hRes = stageUnlessDense(*args.hRes, "hRes staging", booking);
-  plan.hOut = stageUnlessDense(*args.hOut, "hOut staging", booking);
-  plan.hPost = stageUnlessDense(*args.hPost, "hPost staging", booking);
-  plan.out = stageUnlessDense(*args.out, "out staging", booking);
+  plan.x = StagedTensor::planUnlessDense(*args.x, "x staging", booking);
+  if (plan.hasHRes) plan.hRes = StagedTensor::planUnlessDense(*args.hRes, "hRes staging", booking);
+  plan.hOut = StagedTensor::planUnlessDense(*args.hOut, "hOut staging", booking);
+  plan.hPost = StagedTensor::planUnlessDense(*args.hPost, "hPost staging", booking);
+  plan.out = StagedTensor::planUnlessDense(*args.out, "out staging", booking);
   setSizes(plan.problem, *args.x);
   plan.problem.streamOut = !plan.out.staged() && streamedBytes(*args.out);
   plan.kernels = &chooseKernels(kernels::kMhcPostSimdKernels, kernels::kMhcPostScalarKernels);
@@ -64,15 +60,15 @@ MhcPostBackwardPlan planMhcPostBackward(const MhcPostBackwardArgs& args) {
   MhcPostBackwardPlan plan;
   WorkspaceBooking& booking = plan.workspace;
   plan.hasHRes = args.hRes != nullptr;
-  plan.gradOutput = stageUnlessDense(*args.gradOutput, "gradOutput staging", booking);
-  plan.x = stageUnlessDense(*args.x, "x staging", booking);
-  if (plan.hasHRes) plan.hRes = stageUnlessDense(*args.hRes, "hRes staging", booking);
-  plan.hOut = stageUnlessDense(*args.hOut, "hOut staging", booking);
-  plan.hPost = stageUnlessDense(*args.hPost, "hPost staging", booking);
-  plan.gradX = stageUnlessDense(*args.gradX, "gradX staging", booking);
-  plan.gradHRes = stageUnlessDense(*args.gradHRes, "gradHRes staging", booking);
-  plan.gradHOut = stageUnlessDense(*args.gradHOut, "gradHOut staging", booking);
-  plan.gradHPost = stageUnlessDense(*args.gradHPost, "gradHPost staging", booking);
+  plan.gradOutput = StagedTensor::planUnlessDense(*args.gradOutput, "gradOutput staging", booking);
+  plan.x = StagedTensor::planUnlessDense(*args.x, "x staging", booking);
+  if (plan.hasHRes) plan.hRes = StagedTensor::planUnlessDense(*args.hRes, "hRes staging", booking);
+  plan.hOut = StagedTensor::planUnlessDense(*args.hOut, "hOut staging", booking);
+  plan.hPost = StagedTensor::planUnlessDense(*args.hPost, "hPost staging", booking);
+  plan.gradX = StagedTensor::planUnlessDense(*args.gradX, "gradX staging", booking);
+  plan.gradHRes = StagedTensor::planUnlessDense(*args.gradHRes, "gradHRes staging", booking);
+  plan.gradHOut = StagedTensor::planUnlessDense(*args.gradHOut, "gradHOut staging", booking);
+  plan.gradHPost = StagedTensor::planUnlessDense(*args.gradHPost, "gradHPost staging", booking);
   setSizes(plan.problem, *args.x);
   plan.problem.streamGrads = !plan.gradX.staged() && !plan.gradHOut.staged() && streamedBytes(*args.gradX);
   plan.kernels = &chooseKernels(kernels::kMhcPostSimdKernels, kernels::kMhcPostScalarKernels);

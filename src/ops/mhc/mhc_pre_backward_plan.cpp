@@ -49,8 +49,6 @@ SlotLayout slotLayout(int64_t tokenBlock, int64_t columnBlock) {
   return s;
 }
 
-bool needsStaging(const aclTensor& tensor) { return !tensor.isContiguous(); }
-
 }  // namespace
 
 MhcPreBackwardPasses planMhcPreBackwardPasses(const MhcDims& dims, aclDataType dtype, float hcEps, bool hf32,
@@ -99,7 +97,7 @@ MhcPreBackwardPlan planMhcPreBackward(const MhcPreBackwardArgs& args) {
   MhcPreBackwardPlan plan;
   WorkspaceBooking& booking = plan.workspace;
   const auto stage = [&booking](const aclTensor& view, const char* name) {
-    return StagedTensor::plan(view, needsStaging(view), name, booking);
+    return StagedTensor::planUnlessDense(view, name, booking);
   };
   plan.x = stage(*args.x, "x staging");
   plan.phi = stage(*args.phi, "phi staging");

@@ -12,10 +12,6 @@ namespace {
 // K values of phi one packing task handles.
 constexpr int64_t kPackGrain = 1024;
 
-StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking) {
-  return StagedTensor::plan(view, !view.isContiguous(), name, booking);
-}
-
 }  // namespace
 
 MhcPrePlan planMhcPre(const MhcPreArgs& args) {
@@ -27,18 +23,18 @@ MhcPrePlan planMhcPre(const MhcPreArgs& args) {
   plan.hasResidual = args.alpha->numel() == 3;
   plan.hasCaches = args.invRms != nullptr;
 
-  plan.x = stageUnlessDense(*args.x, "x staging", booking);
-  plan.phi = stageUnlessDense(*args.phi, "phi staging", booking);
-  plan.alpha = stageUnlessDense(*args.alpha, "alpha staging", booking);
-  plan.bias = stageUnlessDense(*args.bias, "bias staging", booking);
-  if (plan.hasGamma) plan.gamma = stageUnlessDense(*args.gamma, "gamma staging", booking);
-  plan.hIn = stageUnlessDense(*args.hIn, "hIn staging", booking);
-  plan.hPost = stageUnlessDense(*args.hPost, "hPost staging", booking);
-  if (plan.hasResidual) plan.hRes = stageUnlessDense(*args.hRes, "hRes staging", booking);
+  plan.x = StagedTensor::planUnlessDense(*args.x, "x staging", booking);
+  plan.phi = StagedTensor::planUnlessDense(*args.phi, "phi staging", booking);
+  plan.alpha = StagedTensor::planUnlessDense(*args.alpha, "alpha staging", booking);
+  plan.bias = StagedTensor::planUnlessDense(*args.bias, "bias staging", booking);
+  if (plan.hasGamma) plan.gamma = StagedTensor::planUnlessDense(*args.gamma, "gamma staging", booking);
+  plan.hIn = StagedTensor::planUnlessDense(*args.hIn, "hIn staging", booking);
+  plan.hPost = StagedTensor::planUnlessDense(*args.hPost, "hPost staging", booking);
+  if (plan.hasResidual) plan.hRes = StagedTensor::planUnlessDense(*args.hRes, "hRes staging", booking);
   if (plan.hasCaches) {
-    plan.invRms = stageUnlessDense(*args.invRms, "invRms staging", booking);
-    plan.hMix = stageUnlessDense(*args.hMix, "hMix staging", booking);
-    plan.hPre = stageUnlessDense(*args.hPre, "hPre staging", booking);
+    plan.invRms = StagedTensor::planUnlessDense(*args.invRms, "invRms staging", booking);
+    plan.hMix = StagedTensor::planUnlessDense(*args.hMix, "hMix staging", booking);
+    plan.hPre = StagedTensor::planUnlessDense(*args.hPre, "hPre staging", booking);
   }
 
   kernels::MhcPreProblem& p = plan.problem;

@@ -16,10 +16,6 @@ namespace {
 /** Tokens per block of the backward's Sinkhorn pass (MhcPre's block in the forward). */
 constexpr int64_t kStepBlockTokens = kernels::kMhcPreBlockTokens;
 
-StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking) {
-  return StagedTensor::plan(view, !view.isContiguous(), name, booking);
-}
-
 const kernels::SinkhornKernels& sinkhornKernels() {
   return chooseKernels(kernels::kSinkhornSimdKernels, kernels::kSinkhornScalarKernels);
 }
@@ -53,8 +49,8 @@ MhcPreSinkhornPlan planMhcPreSinkhorn(const MhcPreSinkhornArgs& args) {
   plan.steps.iters = dims.iters;
   plan.steps.eps = static_cast<float>(args.hcEps);
   if (plan.saving) {
-    plan.sumOut = stageUnlessDense(*args.sumOut, "sumOut staging", plan.workspace);
-    plan.normOut = stageUnlessDense(*args.normOut, "normOut staging", plan.workspace);
+    plan.sumOut = StagedTensor::planUnlessDense(*args.sumOut, "sumOut staging", plan.workspace);
+    plan.normOut = StagedTensor::planUnlessDense(*args.normOut, "normOut staging", plan.workspace);
   }
   const int64_t blockTokens = std::min(kernels::kMhcPreBlockTokens, dims.mhc.tokens);
   plan.scratchFloats =
@@ -85,22 +81,22 @@ aclnnStatus MhcPreSinkhornPlan::run(void* memory) const {
 MhcPreSinkhornBackwardPlan planMhcPreSinkhornBackward(const MhcPreSinkhornBackwardArgs& args) {
   MhcPreSinkhornBackwardPlan plan;
   WorkspaceBooking& booking = plan.workspace;
-  plan.gradHin = stageUnlessDense(*args.gradHin, "gradHin staging", booking);
-  plan.gradHPost = stageUnlessDense(*args.gradHPost, "gradHPost staging", booking);
-  plan.gradHRes = stageUnlessDense(*args.gradHRes, "gradHRes staging", booking);
-  plan.x = stageUnlessDense(*args.x, "x staging", booking);
-  plan.phi = stageUnlessDense(*args.phi, "phi staging", booking);
-  plan.alpha = stageUnlessDense(*args.alpha, "alpha staging", booking);
-  plan.bias = stageUnlessDense(*args.bias, "bias staging", booking);
-  plan.hPre = stageUnlessDense(*args.hPre, "hPre staging", booking);
-  plan.hcBeforeNorm = stageUnlessDense(*args.hcBeforeNorm, "hcBeforeNorm staging", booking);
-  plan.invRms = stageUnlessDense(*args.invRms, "invRms staging", booking);
-  plan.sumOut = stageUnlessDense(*args.sumOut, "sumOut staging", booking);
-  plan.normOut = stageUnlessDense(*args.normOut, "normOut staging", booking);
-  plan.gradX = stageUnlessDense(*args.gradX, "gradX staging", booking);
-  plan.gradPhi = stageUnlessDense(*args.gradPhi, "gradPhi staging", booking);
-  plan.gradAlpha = stageUnlessDense(*args.gradAlpha, "gradAlpha staging", booking);
-  plan.gradBias = stageUnlessDense(*args.gradBias, "gradBias staging", booking);
+  plan.gradHin = StagedTensor::planUnlessDense(*args.gradHin, "gradHin staging", booking);
+  plan.gradHPost = StagedTensor::planUnlessDense(*args.gradHPost, "gradHPost staging", booking);
+  plan.gradHRes = StagedTensor::planUnlessDense(*args.gradHRes, "gradHRes staging", booking);
+  plan.x = StagedTensor::planUnlessDense(*args.x, "x staging", booking);
+  plan.phi = StagedTensor::planUnlessDense(*args.phi, "phi staging", booking);
+  plan.alpha = StagedTensor::planUnlessDense(*args.alpha, "alpha staging", booking);
+  plan.bias = StagedTensor::planUnlessDense(*args.bias, "bias staging", booking);
+  plan.hPre = StagedTensor::planUnlessDense(*args.hPre, "hPre staging", booking);
+  plan.hcBeforeNorm = StagedTensor::planUnlessDense(*args.hcBeforeNorm, "hcBeforeNorm staging", booking);
+  plan.invRms = StagedTensor::planUnlessDense(*args.invRms, "invRms staging", booking);
+  plan.sumOut = StagedTensor::planUnlessDense(*args.sumOut, "sumOut staging", booking);
+  plan.normOut = StagedTensor::planUnlessDense(*args.normOut, "normOut staging", booking);
+  plan.gradX = StagedTensor::planUnlessDense(*args.gradX, "gradX staging", booking);
+  plan.gradPhi = StagedTensor::planUnlessDense(*args.gradPhi, "gradPhi staging", booking);
+  plan.gradAlpha = StagedTensor::planUnlessDense(*args.gradAlpha, "gradAlpha staging", booking);
+  plan.gradBias = StagedTensor::planUnlessDense(*args.gradBias, "gradBias staging", booking);
 
   const MhcPreSinkhornDims dims = mhcPreSinkhornBackwardDimsOf(args);
   const MhcDims& d = dims.mhc;

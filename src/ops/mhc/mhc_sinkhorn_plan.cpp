@@ -11,10 +11,6 @@ namespace {
 // write ~80 KB of saved steps (n = 4), enough to amortise a task.
 constexpr int64_t kTokenGrain = 16;
 
-StagedTensor stageUnlessDense(const aclTensor& view, std::string_view name, WorkspaceBooking& booking) {
-  return StagedTensor::plan(view, !view.isContiguous(), name, booking);
-}
-
 kernels::SinkhornLayout layoutOf(const MhcSinkhornDims& dims) {
   kernels::SinkhornLayout layout;
   layout.tokens = dims.tokens;
@@ -30,11 +26,11 @@ MhcSinkhornPlan planMhcSinkhorn(const MhcSinkhornArgs& args) {
   MhcSinkhornPlan plan;
   WorkspaceBooking& booking = plan.workspace;
   plan.saves = mhcSinkhornSaves(args);
-  plan.x = stageUnlessDense(*args.x, "x staging", booking);
-  plan.output = stageUnlessDense(*args.output, "output staging", booking);
+  plan.x = StagedTensor::planUnlessDense(*args.x, "x staging", booking);
+  plan.output = StagedTensor::planUnlessDense(*args.output, "output staging", booking);
   if (plan.saves) {
-    plan.normOut = stageUnlessDense(*args.normOut, "normOut staging", booking);
-    plan.sumOut = stageUnlessDense(*args.sumOut, "sumOut staging", booking);
+    plan.normOut = StagedTensor::planUnlessDense(*args.normOut, "normOut staging", booking);
+    plan.sumOut = StagedTensor::planUnlessDense(*args.sumOut, "sumOut staging", booking);
   }
   plan.problem.layout = layoutOf(mhcSinkhornDimsOf(args));
   plan.problem.eps = args.eps;
@@ -64,10 +60,10 @@ aclnnStatus MhcSinkhornPlan::run(void* memory) const {
 MhcSinkhornBackwardPlan planMhcSinkhornBackward(const MhcSinkhornBackwardArgs& args) {
   MhcSinkhornBackwardPlan plan;
   WorkspaceBooking& booking = plan.workspace;
-  plan.gradOutput = stageUnlessDense(*args.gradOutput, "gradOutput staging", booking);
-  plan.normOut = stageUnlessDense(*args.normOut, "normOut staging", booking);
-  plan.sumOut = stageUnlessDense(*args.sumOut, "sumOut staging", booking);
-  plan.out = stageUnlessDense(*args.out, "out staging", booking);
+  plan.gradOutput = StagedTensor::planUnlessDense(*args.gradOutput, "gradOutput staging", booking);
+  plan.normOut = StagedTensor::planUnlessDense(*args.normOut, "normOut staging", booking);
+  plan.sumOut = StagedTensor::planUnlessDense(*args.sumOut, "sumOut staging", booking);
+  plan.out = StagedTensor::planUnlessDense(*args.out, "out staging", booking);
   plan.problem.layout = layoutOf(mhcSinkhornBackwardDimsOf(args));
   plan.kernels = &chooseKernels(kernels::kSinkhornSimdKernels, kernels::kSinkhornScalarKernels);
   return plan;
