@@ -222,7 +222,7 @@ TEST(MhcSinkhornValues, MatchFp64GoldenInEveryStep) {
           }
         }
         for (int64_t i = 0; i < kSinkhornColumns; ++i) {
-          const float got = data.sumOut[k % 2 == 1 ? layout.columnSums(spot, k) + i : layout.rowSum(spot, k, i)];
+          const float got = data.sumOut[layout.stepSum(spot, k, i)];
           if (k == 0 || i >= n) {
             ASSERT_EQ(got, 0.0f) << "step " << k << ", sum " << i;
             continue;
@@ -360,7 +360,7 @@ TEST(MhcSinkhornValues, BackwardIgnoresWhatPaddingHolds) {
         for (int64_t c = 4; c < kSinkhornColumns; ++c) dirty.normOut[layout.normRow(spot, k, r) + c] = 1e30f;
       }
       for (int64_t i = 4; i < kSinkhornColumns; ++i) {
-        dirty.sumOut[k % 2 == 1 ? layout.columnSums(spot, k) + i : layout.rowSum(spot, k, i)] = NAN;
+        dirty.sumOut[layout.stepSum(spot, k, i)] = NAN;
       }
     }
   }

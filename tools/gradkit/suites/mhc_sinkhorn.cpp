@@ -83,7 +83,7 @@ void forEachSavedValue(const SinkhornCase& s, const Pair& pair) {
         for (int64_t c = 0; c < n; ++c) pair(true, ((k * t0 + t) * n + r) * n + c, layout.normRow(spot, k, r) + c);
       }
       for (int64_t i = 0; k > 0 && i < n; ++i) {
-        pair(false, (k * t0 + t) * n + i, k % 2 == 1 ? layout.columnSums(spot, k) + i : layout.rowSum(spot, k, i));
+        pair(false, (k * t0 + t) * n + i, layout.stepSum(spot, k, i));
       }
     }
   }

@@ -1,8 +1,5 @@
 #include "ops/mhc/kernels/mhc_pre_sinkhorn_steps.h"
 
-#include <algorithm>
-#include <cstring>
-
 namespace gradkit::kernels {
 namespace {
 
@@ -58,9 +55,7 @@ void preSinkhornForwardBlock(const SinkhornKernels& kernels, const PreSinkhornSt
         const float* row = p.normOut + layout.normRow(spot, k, r);
         for (int64_t c = 0; c < n; ++c) norm[r * n + c] = row[c] + shift;
       }
-      for (int64_t i = 0; i < n; ++i) {
-        sums[i] = k % 2 == 1 ? p.sumOut[layout.columnSums(spot, k) + i] : p.sumOut[layout.rowSum(spot, k, i)] + shift;
-      }
+      for (int64_t i = 0; i < n; ++i) sums[i] = p.sumOut[layout.stepSum(spot, k, i)] + shift;
     }
   }
 }
@@ -85,13 +80,7 @@ void preSinkhornBackwardBlock(const SinkhornKernels& kernels, const PreSinkhornS
         for (int64_t c = 0; c < n; ++c) row[c] = norm[r * n + c] - shift;
       }
       if (k == 0) continue;
-      for (int64_t i = 0; i < n; ++i) {
-        if (k % 2 == 1) {
-          paddedSums[layout.columnSums(spot, k) + i] = sums[i];
-        } else {
-          paddedSums[layout.rowSum(spot, k, i)] = sums[i];
-        }
-      }
+      for (int64_t i = 0; i < n; ++i) paddedSums[layout.stepSum(spot, k, i)] = sums[i];
     }
   }
   p.gradOutput = gradOutput + first * n * n;

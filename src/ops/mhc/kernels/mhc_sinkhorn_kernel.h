@@ -75,6 +75,10 @@ struct SinkhornLayout {
   int64_t rowSum(const SinkhornSpot& spot, int64_t k, int64_t r) const {
     return spot.sumBase + k * spot.tileSize * kSinkhornColumns + r * spot.tileSize + spot.slot;
   }
+  /** sumOut's sum i of step k: column i's (odd k) or row i's (even k). */
+  int64_t stepSum(const SinkhornSpot& spot, int64_t k, int64_t i) const {
+    return k % 2 == 1 ? columnSums(spot, k) + i : rowSum(spot, k, i);
+  }
 };
 
 /** One checked MhcSinkhorn problem. */
