@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,6 +126,34 @@ inline ::testing::AssertionResult failsWith(const Outcome& outcome, aclnnStatus 
 
 /** "'name'" as the check messages quote an argument. */
 inline std::string quoted(const std::string& name) { return "'" + name + "'"; }
+
+/** One broken argument of a call of type Call: how to break it, the code, the argument named, a fragment of what was
+ *  expected, the value given. */
+template <class Call>
+struct Rejection {
+  std::string what;
+  std::function<void(Call&)> change;
+  aclnnStatus code;
+  std::string arg, expected, given;
+};
+
+/**
+ * Each rejection on a fresh valid Call(config): its code, then "<api>: argument '<arg>': expected ..<expected>..",
+ * ", given <given>" and "(code <code>)." in the message.
+ */
+template <class Call, class Config>
+void expectRejected(const char* api, const Config& config, const std::vector<Rejection<Call>>& cases) {
+  for (const Rejection<Call>& r : cases) {
+    Call call(config);
+    r.change(call);
+    const Outcome o = call.call();
+    const std::string code = "(code " + std::to_string(r.code) + ").";
+    EXPECT_TRUE(failsWith(
+        o, r.code,
+        {std::string(api) + ": argument " + quoted(r.arg) + ": expected ", r.expected, ", given " + r.given, code}))
+        << r.what;
+  }
+}
 
 /** The three profiles gradkit emulates. */
 inline constexpr const char* kAllSocs[] = {"Ascend950", "Ascend910B", "Ascend910_93"};

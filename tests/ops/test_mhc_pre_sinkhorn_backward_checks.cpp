@@ -137,28 +137,9 @@ std::function<void(Backward&)> remade(Slot slot, std::vector<int64_t> shape, std
   return [=](Backward& b) { b.*slot = b.pool.make(dtype.value_or((b.*slot)->dtype), shape, {}, format); };
 }
 
-/** One broken argument: the code, the argument named, a fragment of what was expected, the value given. */
-struct Rejection {
-  std::string what;
-  std::function<void(Backward&)> change;
-  aclnnStatus code;
-  std::string arg, expected, given;
-};
+using Rejection = mhc::Rejection<Backward>;
 
-/** Each rejection on a fresh valid call of `k`: code, "argument '<arg>': expected ..<expected>..", ", given <given>".
- */
-void expectRejected(const Config& k, const std::vector<Rejection>& cases) {
-  for (const Rejection& r : cases) {
-    Backward call(k);
-    r.change(call);
-    const Outcome o = call.call();
-    const std::string code = "(code " + std::to_string(r.code) + ").";
-    EXPECT_TRUE(failsWith(
-        o, r.code,
-        {std::string(kApi) + ": argument " + quoted(r.arg) + ": expected ", r.expected, ", given " + r.given, code}))
-        << r.what;
-  }
-}
+void expectRejected(const Config& k, const std::vector<Rejection>& cases) { mhc::expectRejected(kApi, k, cases); }
 
 class MhcPreSinkhornBackwardChecks : public ::testing::TestWithParam<const char*> {
  protected:

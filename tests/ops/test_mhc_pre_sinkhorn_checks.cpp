@@ -109,28 +109,9 @@ const std::pair<const char*, Slot> kSaved[] = {{"hPre", &Forward::hPre},
                                                {"sumOut", &Forward::sumOut},
                                                {"normOut", &Forward::normOut}};
 
-/** One broken argument: the code, the argument named, a fragment of what was expected, the value given. */
-struct Rejection {
-  std::string what;
-  std::function<void(Forward&)> change;
-  aclnnStatus code;
-  std::string arg, expected, given;
-};
+using Rejection = mhc::Rejection<Forward>;
 
-/** Each rejection on a fresh valid call of `k`: code, "argument '<arg>': expected ..<expected>..", ", given <given>".
- */
-void expectRejected(const Config& k, const std::vector<Rejection>& cases) {
-  for (const Rejection& r : cases) {
-    Forward call(k);
-    r.change(call);
-    const Outcome o = call.call();
-    const std::string code = "(code " + std::to_string(r.code) + ").";
-    EXPECT_TRUE(failsWith(
-        o, r.code,
-        {std::string(kApi) + ": argument " + quoted(r.arg) + ": expected ", r.expected, ", given " + r.given, code}))
-        << r.what;
-  }
-}
+void expectRejected(const Config& k, const std::vector<Rejection>& cases) { mhc::expectRejected(kApi, k, cases); }
 
 class MhcPreSinkhornChecks : public ::testing::TestWithParam<const char*> {
  protected:
