@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,23 @@ template <class Out, class In>
 std::vector<Out> as(const std::vector<In>& values) {
   return std::vector<Out>(values.begin(), values.end());
 }
+
+/** The case's tensors `keys`, widened to Real once and looked up by key: the inputs a golden reads. */
+template <class Real>
+class CaseInputs {
+ public:
+  CaseInputs(OpCase& c, const std::vector<std::string>& keys) {
+    for (const std::string& key : keys) values_[key] = as<Real>(denseValues(c, key));
+  }
+  /** The dense values of `key`; nullptr for a key that was not given. */
+  const Real* operator()(const std::string& key) const {
+    const auto found = values_.find(key);
+    return found == values_.end() ? nullptr : found->second.data();
+  }
+
+ private:
+  std::map<std::string, std::vector<Real>> values_;
+};
 
 /** Writes `values` into the tensor's view (rounded to its dtype) and uploads its storage. */
 void writeView(OpCase& c, const std::string& key, const std::vector<double>& values);

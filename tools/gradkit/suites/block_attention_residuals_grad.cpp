@@ -49,12 +49,12 @@ void writeForwardCaches(OpCase& c, const BlockResidualsCase& b) {
 
 template <class Real>
 void runGolden(OpCase& c, const BlockResidualsCase& b) {
-  std::vector<std::vector<Real>> values;
-  for (const std::string& key : kInputs) values.push_back(as<Real>(denseValues(c, key)));
-  for (const std::string& key : kSaved) values.push_back(as<Real>(denseValues(c, key)));
-  const golden::BlockResidualGradients<Real> grads =
-      golden::blockAttentionResidualsGrad(b.sizes(), values[0].data(), values[1].data(), values[2].data(),
-                                          values[3].data(), values[4].data(), values[5].data(), values[6].data());
+  std::vector<std::string> keys = kInputs;
+  keys.insert(keys.end(), kSaved.begin(), kSaved.end());
+  const CaseInputs<Real> input(c, keys);
+  const golden::BlockResidualGradients<Real> grads = golden::blockAttentionResidualsGrad(
+      b.sizes(), input("partialBlock"), input("blockRes"), input("projWeight"), input("normWeight"),
+      input("gradHiddenStates"), input("invNorm"), input("probs"));
   storeGolden(c, "gradPartialBlock", grads.partialBlock);
   storeGolden(c, "gradBlockRes", grads.blockRes);
   storeGolden(c, "gradProjWeight", grads.projWeight);

@@ -54,14 +54,7 @@ void writeForwardCaches(OpCase& c, const MhcCase& mhc) {
 
 template <class Real>
 void runGolden(OpCase& c, const MhcCase& mhc) {
-  std::vector<std::vector<Real>> values;
-  for (const std::string& key : kInputs) values.push_back(as<Real>(denseValues(c, key)));
-  const auto input = [&](const std::string& key) {
-    for (size_t i = 0; i < kInputs.size(); ++i) {
-      if (kInputs[i] == key) return values[i].data();
-    }
-    return static_cast<Real*>(nullptr);
-  };
+  const CaseInputs<Real> input(c, kInputs);
   golden::MhcPreBackwardInputs<Real> in;
   in.sizes = {mhc.tokens, mhc.streams, mhc.hidden, mhc.fusion()};
   in.x = input("x");

@@ -46,14 +46,7 @@ void writeSavedTensors(OpCase& c, const MhcPreSinkhornCase& s) {
 
 template <class Real>
 void runGolden(OpCase& c, const MhcPreSinkhornCase& s, bool hf32) {
-  std::vector<std::vector<Real>> values;
-  for (const std::string& key : kInputs) values.push_back(as<Real>(denseValues(c, key)));
-  const auto input = [&](const std::string& key) {
-    for (size_t i = 0; i < kInputs.size(); ++i) {
-      if (kInputs[i] == key) return values[i].data();
-    }
-    return static_cast<Real*>(nullptr);
-  };
+  const CaseInputs<Real> input(c, kInputs);
   golden::MhcPreSinkhornBackwardInputs<Real> in;
   in.sizes = {s.tokens, s.streams, s.hidden, s.fusion()};
   in.iters = s.iters;
