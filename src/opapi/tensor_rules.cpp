@@ -102,6 +102,13 @@ aclnnStatus checkNotPrivateFormat(std::string_view api, std::string_view name, c
               std::string("format ") + format);
 }
 
+aclnnStatus checkNotPrivateFormats(std::string_view api, const std::vector<NamedTensor>& tensors) {
+  for (const NamedTensor& t : tensors) {
+    if (t.tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(api, t.name, *t.tensor));
+  }
+  return ACLNN_SUCCESS;
+}
+
 aclnnStatus checkMemoryRules(std::string_view api, const std::vector<NamedTensor>& inputs,
                              const std::vector<NamedTensor>& outputs) {
   for (const auto* list : {&inputs, &outputs}) {

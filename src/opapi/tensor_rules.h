@@ -48,6 +48,9 @@ struct NamedTensor {
 aclnnStatus checkMemoryRules(std::string_view api, const std::vector<NamedTensor>& inputs,
                              const std::vector<NamedTensor>& outputs);
 
+/** checkNotPrivateFormat for each tensor of the list in order (absent ones skipped). */
+aclnnStatus checkNotPrivateFormats(std::string_view api, const std::vector<NamedTensor>& tensors);
+
 /** `lead` followed by `tail`: the expected shape of a per-token tensor. */
 std::vector<int64_t> shapeWithTail(const std::vector<int64_t>& lead, const std::vector<int64_t>& tail);
 

@@ -24,12 +24,6 @@
 namespace gradkit::ops {
 namespace {
 
-/** One tensor argument, named as upstream names it. */
-struct Named {
-  const char* name;
-  const aclTensor* tensor;
-};
-
 std::string doubleText(double value) {
   char text[32];
   std::snprintf(text, sizeof(text), "%g", value);
@@ -37,18 +31,19 @@ std::string doubleText(double value) {
 }
 
 /** The dtype rules both directions share: `main` (partialBlock first) in {FLOAT16, BFLOAT16, FLOAT}, then equal. */
-aclnnStatus checkMainDtypes(const char* api, const std::vector<Named>& main, const std::vector<Named>& same) {
-  for (const Named& t : main) {
+aclnnStatus checkMainDtypes(const char* api, const std::vector<NamedTensor>& main,
+                            const std::vector<NamedTensor>& same) {
+  for (const NamedTensor& t : main) {
     GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, t.name, *t.tensor, {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}));
   }
-  for (const Named& t : same) {
+  for (const NamedTensor& t : same) {
     GRADKIT_RETURN_IF_ERROR(checkSameDtype(api, t.name, *t.tensor, main.front().name, *main.front().tensor));
   }
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkFloat(const char* api, const std::vector<Named>& tensors) {
-  for (const Named& t : tensors) GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, t.name, *t.tensor, {ACL_FLOAT}));
+aclnnStatus checkFloat(const char* api, const std::vector<NamedTensor>& tensors) {
+  for (const NamedTensor& t : tensors) GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, t.name, *t.tensor, {ACL_FLOAT}));
   return ACLNN_SUCCESS;
 }
 
@@ -72,39 +67,28 @@ aclnnStatus checkBlocks(const char* api, const aclTensor& blockRes, int64_t minB
 }
 
 /** invNorm and probs: rank 2 each, then [T, N + 1] each. */
-aclnnStatus checkSaved(const char* api, const std::vector<Named>& saved, const BlockResidualsDims& dims) {
-  for (const Named& t : saved) GRADKIT_RETURN_IF_ERROR(checkRankIn(api, t.name, *t.tensor, {2}, "[T, N + 1]"));
-  for (const Named& t : saved) {
+aclnnStatus checkSaved(const char* api, const std::vector<NamedTensor>& saved, const BlockResidualsDims& dims) {
+  for (const NamedTensor& t : saved) GRADKIT_RETURN_IF_ERROR(checkRankIn(api, t.name, *t.tensor, {2}, "[T, N + 1]"));
+  for (const NamedTensor& t : saved) {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, t.name, *t.tensor, {dims.tokens, dims.blocks + 1},
                                          "[T, N + 1] with T of partialBlock, N of blockRes"));
   }
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkFormats(const char* api, const std::vector<Named>& tensors) {
-  for (const Named& t : tensors) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(api, t.name, *t.tensor));
-  return ACLNN_SUCCESS;
-}
-
-std::vector<NamedTensor> namedTensors(const std::vector<Named>& tensors) {
-  std::vector<NamedTensor> named;
-  for (const Named& t : tensors) named.push_back({t.name, t.tensor});
-  return named;
-}
-
 aclnnStatus checkForwardNulls(const BlockResidualsArgs& a) {
   const char* api = kBlockResidualsApi;
   // Upstream's op-api answers these with ACLNN_ERR_PARAM_INVALID (161002), not the 161001 its documentation lists.
-  const Named required[] = {{"partialBlock", a.partialBlock},
-                            {"blockRes", a.blockRes},
-                            {"projWeight", a.projWeight},
-                            {"normWeight", a.normWeight},
-                            {"hiddenStates", a.hiddenStates}};
-  for (const Named& t : required) {
+  const NamedTensor required[] = {{"partialBlock", a.partialBlock},
+                                  {"blockRes", a.blockRes},
+                                  {"projWeight", a.projWeight},
+                                  {"normWeight", a.normWeight},
+                                  {"hiddenStates", a.hiddenStates}};
+  for (const NamedTensor& t : required) {
     if (t.tensor == nullptr) return fail(ACLNN_ERR_PARAM_INVALID, api, t.name, "a non-null pointer", "nullptr");
   }
   if (!a.needBackward) return ACLNN_SUCCESS;
-  for (const Named& t : {Named{"invNorm", a.invNorm}, Named{"probs", a.probs}}) {
+  for (const NamedTensor& t : {NamedTensor{"invNorm", a.invNorm}, NamedTensor{"probs", a.probs}}) {
     if (t.tensor == nullptr) {
       return fail(ACLNN_ERR_PARAM_INVALID, api, t.name, "a non-null pointer (needBackward is true)", "nullptr");
     }
@@ -144,38 +128,39 @@ aclnnStatus checkBlockResiduals(const BlockResidualsArgs& a, const uint64_t* wor
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
   GRADKIT_RETURN_IF_ERROR(checkForwardNulls(a));
-  const Named partialBlock{"partialBlock", a.partialBlock}, blockRes{"blockRes", a.blockRes},
+  const NamedTensor partialBlock{"partialBlock", a.partialBlock}, blockRes{"blockRes", a.blockRes},
       projWeight{"projWeight", a.projWeight}, normWeight{"normWeight", a.normWeight},
       hiddenStates{"hiddenStates", a.hiddenStates};
-  const std::vector<Named> saved =
-      a.needBackward ? std::vector<Named>{{"invNorm", a.invNorm}, {"probs", a.probs}} : std::vector<Named>{};
+  const std::vector<NamedTensor> saved = a.needBackward
+                                             ? std::vector<NamedTensor>{{"invNorm", a.invNorm}, {"probs", a.probs}}
+                                             : std::vector<NamedTensor>{};
   GRADKIT_RETURN_IF_ERROR(checkMainDtypes(api, {partialBlock, blockRes, projWeight, normWeight, hiddenStates},
                                           {blockRes, projWeight, normWeight, hiddenStates}));
   GRADKIT_RETURN_IF_ERROR(checkFloat(api, saved));
   GRADKIT_RETURN_IF_ERROR(checkForwardShapes(a));
   if (!(a.normEps > 0.0)) return fail(ACLNN_ERR_PARAM_INVALID, api, "normEps", "a value > 0", doubleText(a.normEps));
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, {partialBlock, blockRes, projWeight, normWeight, hiddenStates}));
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, saved));
-  std::vector<NamedTensor> outputs = namedTensors(saved);
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, {partialBlock, blockRes, projWeight, normWeight, hiddenStates}));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, saved));
+  std::vector<NamedTensor> outputs = saved;
   outputs.insert(outputs.begin(), {hiddenStates.name, hiddenStates.tensor});
-  return checkMemoryRules(api, namedTensors({partialBlock, blockRes, projWeight, normWeight}), outputs);
+  return checkMemoryRules(api, {partialBlock, blockRes, projWeight, normWeight}, outputs);
 }
 
 aclnnStatus checkBlockResidualsGrad(const BlockResidualsGradArgs& a, const uint64_t* workspaceSize,
                                     aclOpExecutor* const* executor) {
   const char* api = kBlockResidualsGradApi;
-  const std::vector<Named> inputs = {{"partialBlock", a.partialBlock},
-                                     {"blockRes", a.blockRes},
-                                     {"projWeight", a.projWeight},
-                                     {"normWeight", a.normWeight},
-                                     {"gradHiddenStates", a.gradHiddenStates}};
-  const std::vector<Named> saved = {{"invNorm", a.invNorm}, {"probs", a.probs}};
-  const std::vector<Named> outputs = {{"gradPartialBlock", a.gradPartialBlock},
-                                      {"gradBlockRes", a.gradBlockRes},
-                                      {"gradProjWeight", a.gradProjWeight},
-                                      {"gradNormWeight", a.gradNormWeight}};
+  const std::vector<NamedTensor> inputs = {{"partialBlock", a.partialBlock},
+                                           {"blockRes", a.blockRes},
+                                           {"projWeight", a.projWeight},
+                                           {"normWeight", a.normWeight},
+                                           {"gradHiddenStates", a.gradHiddenStates}};
+  const std::vector<NamedTensor> saved = {{"invNorm", a.invNorm}, {"probs", a.probs}};
+  const std::vector<NamedTensor> outputs = {{"gradPartialBlock", a.gradPartialBlock},
+                                            {"gradBlockRes", a.gradBlockRes},
+                                            {"gradProjWeight", a.gradProjWeight},
+                                            {"gradNormWeight", a.gradNormWeight}};
   for (const auto* list : {&inputs, &saved, &outputs}) {
-    for (const Named& t : *list) GRADKIT_RETURN_IF_ERROR(checkNotNull(api, t.name, t.tensor));
+    for (const NamedTensor& t : *list) GRADKIT_RETURN_IF_ERROR(checkNotNull(api, t.name, t.tensor));
   }
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
@@ -187,10 +172,10 @@ aclnnStatus checkBlockResidualsGrad(const BlockResidualsGradArgs& a, const uint6
   for (size_t i = 0; i < inputs.size(); ++i) {
     GRADKIT_RETURN_IF_ERROR(checkRankIn(api, inputs[i].name, *inputs[i].tensor, {ranks[i]}, rankTexts[i]));
   }
-  for (const Named& t : saved) GRADKIT_RETURN_IF_ERROR(checkRankIn(api, t.name, *t.tensor, {2}, "[T, N + 1]"));
+  for (const NamedTensor& t : saved) GRADKIT_RETURN_IF_ERROR(checkRankIn(api, t.name, *t.tensor, {2}, "[T, N + 1]"));
   for (size_t i = 0; i < outputs.size(); ++i) {
     GRADKIT_RETURN_IF_ERROR(checkRankIn(api, outputs[i].name, *outputs[i].tensor, {ranks[i]},
-                                        std::string(rankTexts[i]) + " as " + inputs[i].name));
+                                        std::string(rankTexts[i]) + " as " + std::string(inputs[i].name)));
   }
   const BlockResidualsDims dims = blockResidualsDimsOf(*a.partialBlock, *a.blockRes);
   const int64_t t = dims.tokens, n = dims.blocks, h = dims.hidden;
@@ -200,7 +185,7 @@ aclnnStatus checkBlockResidualsGrad(const BlockResidualsGradArgs& a, const uint6
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "projWeight", *a.projWeight, {1, h}, "[1, H] with H of partialBlock"));
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "normWeight", *a.normWeight, {h}, "[H] with H of partialBlock"));
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(api, "gradHiddenStates", *a.gradHiddenStates, {t, h}, "[T, H] of partialBlock"));
-  for (const Named& s : saved) {
+  for (const NamedTensor& s : saved) {
     GRADKIT_RETURN_IF_ERROR(
         checkShapeIs(api, s.name, *s.tensor, {t, n + 1}, "[T, N + 1] with T of partialBlock, N of blockRes"));
   }
@@ -208,12 +193,12 @@ aclnnStatus checkBlockResidualsGrad(const BlockResidualsGradArgs& a, const uint6
     GRADKIT_RETURN_IF_ERROR(
         checkSameShape(api, outputs[i].name, *outputs[i].tensor, inputs[i].name, *inputs[i].tensor));
   }
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, inputs));
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, saved));
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, outputs));
-  std::vector<NamedTensor> read = namedTensors(inputs);
-  for (const Named& s : saved) read.push_back({s.name, s.tensor});
-  return checkMemoryRules(api, read, namedTensors(outputs));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, inputs));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, saved));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, outputs));
+  std::vector<NamedTensor> read = inputs;
+  for (const NamedTensor& s : saved) read.push_back({s.name, s.tensor});
+  return checkMemoryRules(api, read, outputs);
 }
 
 }  // namespace gradkit::ops

@@ -65,13 +65,6 @@ aclnnStatus checkSteps(const char* api, const char* name, const aclTensor& t, co
   return fail(ACLNN_ERR_PARAM_INVALID, api, name, expected + " from x", "shape " + t.shapeString());
 }
 
-aclnnStatus checkFormats(const char* api, const std::vector<NamedTensor>& tensors) {
-  for (const NamedTensor& t : tensors) {
-    if (t.tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(api, t.name, *t.tensor));
-  }
-  return ACLNN_SUCCESS;
-}
-
 aclnnStatus checkAllNotNull(const char* api, const std::vector<NamedTensor>& tensors) {
   for (const NamedTensor& t : tensors) GRADKIT_RETURN_IF_ERROR(checkNotNull(api, t.name, t.tensor));
   return ACLNN_SUCCESS;
@@ -174,8 +167,8 @@ aclnnStatus checkMhcPreSinkhorn(const MhcPreSinkhornArgs& a, const uint64_t* wor
   std::vector<NamedTensor> outputs{{"hin", a.hin}, {"hPost", a.hPost}, {"hRes", a.hRes}};
   outputs.insert(outputs.end(), saved.begin(), saved.end());
   const std::vector<NamedTensor> inputs{{"x", a.x}, {"phi", a.phi}, {"alpha", a.alpha}, {"bias", a.bias}};
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, inputs));
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, outputs));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, inputs));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, outputs));
   if (mhcPreSinkhornIsEmpty(a)) return ACLNN_SUCCESS;  // upstream: success without work
   GRADKIT_RETURN_IF_ERROR(checkForwardHidden(api, c));
   return checkMemoryRules(api, inputs, outputs);
@@ -247,8 +240,8 @@ aclnnStatus checkMhcPreSinkhornBackward(const MhcPreSinkhornBackwardArgs& a, con
   GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, {{"gradHPost", a.gradHPost}, {"gradHRes", a.gradHRes}}));
   GRADKIT_RETURN_IF_ERROR(checkSameDtype(api, "gradX", *a.gradX, "gradHin", *a.gradHin));
   GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, {outputs.begin() + 1, outputs.end()}));
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, inputs));
-  GRADKIT_RETURN_IF_ERROR(checkFormats(api, outputs));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, inputs));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, outputs));
 
   if (onAscend950() ? n < 1 || n > kMaxStreams : n != kHcMult) {
     return fail(ACLNN_ERR_PARAM_INVALID, api, "x",

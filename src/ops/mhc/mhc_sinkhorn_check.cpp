@@ -61,13 +61,6 @@ aclnnStatus checkElements(const char* api, const char* name, const aclTensor& t,
               elementsText(&t));
 }
 
-aclnnStatus checkFormats(const char* api, const std::vector<NamedTensor>& tensors) {
-  for (const NamedTensor& t : tensors) {
-    if (t.tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(api, t.name, *t.tensor));
-  }
-  return ACLNN_SUCCESS;
-}
-
 }  // namespace
 
 bool mhcSinkhornSaves(const MhcSinkhornArgs& args) {
@@ -121,7 +114,7 @@ aclnnStatus checkMhcSinkhorn(const MhcSinkhornArgs& a, const uint64_t* workspace
   const aclTensor* normOut = saves ? a.normOut : nullptr;
   const aclTensor* sumOut = saves ? a.sumOut : nullptr;
   GRADKIT_RETURN_IF_ERROR(
-      checkFormats(api, {{"x", a.x}, {"output", a.output}, {"normOut", normOut}, {"sumOut", sumOut}}));
+      checkNotPrivateFormats(api, {{"x", a.x}, {"output", a.output}, {"normOut", normOut}, {"sumOut", sumOut}}));
   GRADKIT_RETURN_IF_ERROR(checkNotEmpty(api, "x", *a.x));
   return checkMemoryRules(api, {{"x", a.x}}, {{"output", a.output, "x"}, {"normOut", normOut}, {"sumOut", sumOut}});
 }
@@ -159,8 +152,8 @@ aclnnStatus checkMhcSinkhornBackward(const MhcSinkhornBackwardArgs& a, const uin
         api, "sumOut", *a.sumOut, savedElements(iters, tokens, 1),
         "2 numIters T 8 with numIters " + std::to_string(iters) + " (from normOut), T " + std::to_string(tokens)));
   }
-  GRADKIT_RETURN_IF_ERROR(
-      checkFormats(api, {{"gradOutput", a.gradOutput}, {"normOut", a.normOut}, {"sumOut", a.sumOut}, {"out", a.out}}));
+  GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(
+      api, {{"gradOutput", a.gradOutput}, {"normOut", a.normOut}, {"sumOut", a.sumOut}, {"out", a.out}}));
   return checkMemoryRules(api, {{"gradOutput", a.gradOutput}, {"normOut", a.normOut}, {"sumOut", a.sumOut}},
                           {{"out", a.out, "gradOutput"}});
 }
