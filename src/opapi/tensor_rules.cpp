@@ -102,6 +102,17 @@ aclnnStatus checkNotPrivateFormat(std::string_view api, std::string_view name, c
               std::string("format ") + format);
 }
 
+aclnnStatus checkEachNotNull(std::string_view api, const std::vector<NamedTensor>& tensors) {
+  for (const NamedTensor& t : tensors) GRADKIT_RETURN_IF_ERROR(checkNotNull(api, t.name, t.tensor));
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus checkEachDtypeIn(std::string_view api, const std::vector<NamedTensor>& tensors,
+                             std::initializer_list<aclDataType> allowed) {
+  for (const NamedTensor& t : tensors) GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, t.name, *t.tensor, allowed));
+  return ACLNN_SUCCESS;
+}
+
 aclnnStatus checkNotPrivateFormats(std::string_view api, const std::vector<NamedTensor>& tensors) {
   for (const NamedTensor& t : tensors) {
     if (t.tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(api, t.name, *t.tensor));

@@ -48,6 +48,13 @@ struct NamedTensor {
 aclnnStatus checkMemoryRules(std::string_view api, const std::vector<NamedTensor>& inputs,
                              const std::vector<NamedTensor>& outputs);
 
+/** checkNotNull (161001) for each tensor of the list in order. */
+aclnnStatus checkEachNotNull(std::string_view api, const std::vector<NamedTensor>& tensors);
+
+/** checkDtypeIn for each tensor of the list in order (all present). */
+aclnnStatus checkEachDtypeIn(std::string_view api, const std::vector<NamedTensor>& tensors,
+                             std::initializer_list<aclDataType> allowed);
+
 /** checkNotPrivateFormat for each tensor of the list in order (absent ones skipped). */
 aclnnStatus checkNotPrivateFormats(std::string_view api, const std::vector<NamedTensor>& tensors);
 

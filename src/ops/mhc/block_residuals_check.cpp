@@ -33,17 +33,10 @@ std::string doubleText(double value) {
 /** The dtype rules both directions share: `main` (partialBlock first) in {FLOAT16, BFLOAT16, FLOAT}, then equal. */
 aclnnStatus checkMainDtypes(const char* api, const std::vector<NamedTensor>& main,
                             const std::vector<NamedTensor>& same) {
-  for (const NamedTensor& t : main) {
-    GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, t.name, *t.tensor, {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}));
-  }
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, main, {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}));
   for (const NamedTensor& t : same) {
     GRADKIT_RETURN_IF_ERROR(checkSameDtype(api, t.name, *t.tensor, main.front().name, *main.front().tensor));
   }
-  return ACLNN_SUCCESS;
-}
-
-aclnnStatus checkFloat(const char* api, const std::vector<NamedTensor>& tensors) {
-  for (const NamedTensor& t : tensors) GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, t.name, *t.tensor, {ACL_FLOAT}));
   return ACLNN_SUCCESS;
 }
 
@@ -136,7 +129,7 @@ aclnnStatus checkBlockResiduals(const BlockResidualsArgs& a, const uint64_t* wor
                                              : std::vector<NamedTensor>{};
   GRADKIT_RETURN_IF_ERROR(checkMainDtypes(api, {partialBlock, blockRes, projWeight, normWeight, hiddenStates},
                                           {blockRes, projWeight, normWeight, hiddenStates}));
-  GRADKIT_RETURN_IF_ERROR(checkFloat(api, saved));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, saved, {ACL_FLOAT}));
   GRADKIT_RETURN_IF_ERROR(checkForwardShapes(a));
   if (!(a.normEps > 0.0)) return fail(ACLNN_ERR_PARAM_INVALID, api, "normEps", "a value > 0", doubleText(a.normEps));
   GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, {partialBlock, blockRes, projWeight, normWeight, hiddenStates}));
@@ -159,13 +152,11 @@ aclnnStatus checkBlockResidualsGrad(const BlockResidualsGradArgs& a, const uint6
                                             {"gradBlockRes", a.gradBlockRes},
                                             {"gradProjWeight", a.gradProjWeight},
                                             {"gradNormWeight", a.gradNormWeight}};
-  for (const auto* list : {&inputs, &saved, &outputs}) {
-    for (const NamedTensor& t : *list) GRADKIT_RETURN_IF_ERROR(checkNotNull(api, t.name, t.tensor));
-  }
+  for (const auto* list : {&inputs, &saved, &outputs}) GRADKIT_RETURN_IF_ERROR(checkEachNotNull(api, *list));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
   GRADKIT_RETURN_IF_ERROR(checkMainDtypes(api, inputs, {inputs[1], inputs[2], inputs[3], inputs[4]}));
-  GRADKIT_RETURN_IF_ERROR(checkFloat(api, saved));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, saved, {ACL_FLOAT}));
   GRADKIT_RETURN_IF_ERROR(checkMainDtypes(api, {inputs[0]}, outputs));
   const int64_t ranks[] = {2, 3, 2, 1, 2};
   const char* rankTexts[] = {"[T, H]", "[T, N, H]", "[1, H]", "[H]", "[T, H]"};

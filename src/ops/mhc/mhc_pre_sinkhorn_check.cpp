@@ -65,16 +65,6 @@ aclnnStatus checkSteps(const char* api, const char* name, const aclTensor& t, co
   return fail(ACLNN_ERR_PARAM_INVALID, api, name, expected + " from x", "shape " + t.shapeString());
 }
 
-aclnnStatus checkAllNotNull(const char* api, const std::vector<NamedTensor>& tensors) {
-  for (const NamedTensor& t : tensors) GRADKIT_RETURN_IF_ERROR(checkNotNull(api, t.name, t.tensor));
-  return ACLNN_SUCCESS;
-}
-
-aclnnStatus checkAllFloat(const char* api, const std::vector<NamedTensor>& tensors) {
-  for (const NamedTensor& t : tensors) GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, t.name, *t.tensor, {ACL_FLOAT}));
-  return ACLNN_SUCCESS;
-}
-
 /** The forward's saved tensors (checked and written only with needBackward). */
 std::vector<NamedTensor> savedOf(const MhcPreSinkhornArgs& a) {
   return {{"hPre", a.hPre},
@@ -121,22 +111,22 @@ aclnnStatus checkMhcPreSinkhorn(const MhcPreSinkhornArgs& a, const uint64_t* wor
   const char* api = kMhcPreSinkhornApi;
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "workspaceSize", workspaceSize));
   GRADKIT_RETURN_IF_ERROR(checkNotNull(api, "executor", executor));
-  GRADKIT_RETURN_IF_ERROR(checkAllNotNull(api, {{"x", a.x},
-                                                {"phi", a.phi},
-                                                {"alpha", a.alpha},
-                                                {"bias", a.bias},
-                                                {"hin", a.hin},
-                                                {"hPost", a.hPost},
-                                                {"hRes", a.hRes}}));
+  GRADKIT_RETURN_IF_ERROR(checkEachNotNull(api, {{"x", a.x},
+                                                 {"phi", a.phi},
+                                                 {"alpha", a.alpha},
+                                                 {"bias", a.bias},
+                                                 {"hin", a.hin},
+                                                 {"hPost", a.hPost},
+                                                 {"hRes", a.hRes}}));
   const std::vector<NamedTensor> saved = a.needBackward ? savedOf(a) : std::vector<NamedTensor>{};
-  GRADKIT_RETURN_IF_ERROR(checkAllNotNull(api, saved));
+  GRADKIT_RETURN_IF_ERROR(checkEachNotNull(api, saved));
 
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "x", *a.x, {ACL_BF16, ACL_FLOAT16}));
-  GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, {{"phi", a.phi}, {"alpha", a.alpha}, {"bias", a.bias}}));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, {{"phi", a.phi}, {"alpha", a.alpha}, {"bias", a.bias}}, {ACL_FLOAT}));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "hin", *a.hin, {ACL_BF16, ACL_FLOAT16}));
   GRADKIT_RETURN_IF_ERROR(checkSameDtype(api, "hin", *a.hin, "x", *a.x));  // gradkit: the kernel writes x's dtype
-  GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, {{"hPost", a.hPost}, {"hRes", a.hRes}}));
-  GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, saved));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, {{"hPost", a.hPost}, {"hRes", a.hRes}}, {ACL_FLOAT}));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, saved, {ACL_FLOAT}));
 
   GRADKIT_RETURN_IF_ERROR(checkXRank(api, *a.x));
   const std::vector<int64_t> lead = leadOf(*a.x);
@@ -193,8 +183,8 @@ aclnnStatus checkMhcPreSinkhornBackward(const MhcPreSinkhornBackwardArgs& a, con
                                         {"normOut", a.normOut}};
   const std::vector<NamedTensor> outputs{
       {"gradX", a.gradX}, {"gradPhi", a.gradPhi}, {"gradAlpha", a.gradAlpha}, {"gradBias", a.gradBias}};
-  GRADKIT_RETURN_IF_ERROR(checkAllNotNull(api, inputs));
-  GRADKIT_RETURN_IF_ERROR(checkAllNotNull(api, outputs));
+  GRADKIT_RETURN_IF_ERROR(checkEachNotNull(api, inputs));
+  GRADKIT_RETURN_IF_ERROR(checkEachNotNull(api, outputs));
   if (mhcPreSinkhornBackwardIsEmpty(a)) return ACLNN_SUCCESS;  // upstream: success before any other rule
 
   GRADKIT_RETURN_IF_ERROR(checkXRank(api, *a.x));
@@ -236,10 +226,10 @@ aclnnStatus checkMhcPreSinkhornBackward(const MhcPreSinkhornBackwardArgs& a, con
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "gradHin", *a.gradHin, {ACL_BF16, ACL_FLOAT16}));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, "x", *a.x, {ACL_BF16, ACL_FLOAT16}));
   GRADKIT_RETURN_IF_ERROR(checkSameDtype(api, "x", *a.x, "gradHin", *a.gradHin));  // gradkit: one dtype per call
-  GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, {inputs.begin() + 4, inputs.end()}));
-  GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, {{"gradHPost", a.gradHPost}, {"gradHRes", a.gradHRes}}));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, {inputs.begin() + 4, inputs.end()}, {ACL_FLOAT}));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, {{"gradHPost", a.gradHPost}, {"gradHRes", a.gradHRes}}, {ACL_FLOAT}));
   GRADKIT_RETURN_IF_ERROR(checkSameDtype(api, "gradX", *a.gradX, "gradHin", *a.gradHin));
-  GRADKIT_RETURN_IF_ERROR(checkAllFloat(api, {outputs.begin() + 1, outputs.end()}));
+  GRADKIT_RETURN_IF_ERROR(checkEachDtypeIn(api, {outputs.begin() + 1, outputs.end()}, {ACL_FLOAT}));
   GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, inputs));
   GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(api, outputs));
 
