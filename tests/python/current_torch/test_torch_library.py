@@ -17,6 +17,22 @@ torch_sdpa = torch.nn.functional.scaled_dot_product_attention
 NO_WINDOW = 2147483647
 
 
+def assert_compiled_matches_eager(model, *inputs, reduce=lambda out: out):
+    """torch.compile(fullgraph=True) of `model` gives the eager output and the eager gradients of its parameters and
+    of `inputs`, bit for bit (the backward runs on reduce(output))."""
+    leaves = list(model.parameters()) + list(inputs)
+    eager = model(*inputs)
+    reduce(eager).backward()
+    eager_grads = [t.grad.clone() for t in leaves]
+    for t in leaves:
+        t.grad = None
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(*inputs)
+    reduce(compiled).backward()
+    assert torch.equal(compiled, eager)
+    for t, grad in zip(leaves, eager_grads):
+        assert torch.equal(t.grad, grad)
+
+
 def fa_args(q, k, v, *, atten_mask=None, pse=None, sparse_mode=0, pse_type=1, keep_prob=1.0, seed=0):
     """The custom forward op's arguments for a BNSD call."""
     return (q, k, v, pse, atten_mask, None, q.shape[1], "BNSD", q.shape[-1] ** -0.5, keep_prob, NO_WINDOW, NO_WINDOW,
@@ -162,16 +178,7 @@ def test_compile_fullgraph_and_export_of_mhc_pre_sinkhorn():
     torch.manual_seed(9)
     model = PreSinkhornBlock()
     streams = torch.randn(1, 3, 4, 4096).bfloat16().requires_grad_()
-    eager = model(streams)
-    eager.backward()
-    eager_grads = [p.grad.clone() for p in model.parameters()] + [streams.grad.clone()]
-    model.zero_grad()
-    streams.grad = None
-    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(streams)
-    compiled.backward()
-    assert torch.equal(compiled, eager)
-    for a, b in zip([p.grad for p in model.parameters()] + [streams.grad], eager_grads):
-        assert torch.equal(a, b)
+    assert_compiled_matches_eager(model, streams)
     program = torch.export.export(model.eval(), (streams.detach(),))
     assert any("gradkit.mhc_pre_sinkhorn." in str(node.target) for node in program.graph.nodes)
     assert torch.equal(program.module()(streams.detach()), model(streams.detach()))
@@ -230,17 +237,7 @@ def test_compile_fullgraph_and_export_of_block_attention_residuals():
     model = BlockResidualsModel()
     x = torch.randn(10, 48, requires_grad=True)
     blocks = torch.randn(10, 3, 48, requires_grad=True)
-    eager = model(x, blocks)
-    eager.backward()
-    leaves = list(model.parameters()) + [x, blocks]
-    eager_grads = [t.grad.clone() for t in leaves]
-    for t in leaves:
-        t.grad = None
-    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(x, blocks)
-    compiled.backward()
-    assert torch.equal(compiled, eager)
-    for a, b in zip([t.grad for t in leaves], eager_grads):
-        assert torch.equal(a, b)
+    assert_compiled_matches_eager(model, x, blocks)
     program = torch.export.export(model.eval(), (x.detach(), blocks.detach()))
     assert any("gradkit.block_attention_residuals." in str(node.target) for node in program.graph.nodes)
     assert torch.equal(program.module()(x.detach(), blocks.detach()), model(x.detach(), blocks.detach()))
@@ -315,16 +312,7 @@ def test_compile_fullgraph_matches_eager():
     torch.manual_seed(0)
     block = Block()
     x = torch.randn(2, 20, 32, requires_grad=True)
-    eager = block(x)
-    eager.sum().backward()
-    eager_grads = [p.grad.clone() for p in block.parameters()] + [x.grad.clone()]
-    block.zero_grad()
-    x.grad = None
-    compiled = torch.compile(block, fullgraph=True, backend="aot_eager")(x)
-    compiled.sum().backward()
-    assert torch.equal(compiled, eager)
-    for a, b in zip([p.grad for p in block.parameters()] + [x.grad], eager_grads):
-        assert torch.equal(a, b)
+    assert_compiled_matches_eager(block, x, reduce=torch.sum)
 
 
 class EveryOp(torch.nn.Module):
@@ -352,16 +340,7 @@ def test_compile_fullgraph_of_every_op_matches_eager():
     torch.manual_seed(0)
     model = EveryOp()
     streams = torch.randn(2, 20, 4, 64).bfloat16().requires_grad_()
-    eager = model(streams)
-    eager.backward()
-    eager_grads = [p.grad.clone() for p in model.parameters()] + [streams.grad.clone()]
-    model.zero_grad()
-    streams.grad = None
-    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")(streams)
-    compiled.backward()
-    assert torch.equal(compiled, eager)
-    for a, b in zip([p.grad for p in model.parameters()] + [streams.grad], eager_grads):
-        assert torch.equal(a, b)
+    assert_compiled_matches_eager(model, streams)
 
 
 def test_export_traces_the_custom_op():
