@@ -3,14 +3,22 @@
 and prints both loss curves (docs/python.md, "train_tiny").
 
 The block: token embedding copied into N = 4 residual streams (mHC), then two sub-blocks, attention and a ReLU
-MLP, each entered through the mHC pre-mapping (gradkit.mhc_pre: h_in, h_post, h_res from the streams) and left
-through the mHC post-mapping in plain torch (streams = h_res . streams + h_post * output), with dropout on each
-sub-block's output; the head averages the streams. The task is synthetic: sequences whose second half repeats the
-the loss the cross entropy of predicting each next token of arithmetic sequences modulo 16 (stride 1, 2 or 3).
+MLP, each with dropout on its output and wrapped as --residual says; the head averages the streams.
+  --residual hc    (default) entered through the mHC pre-mapping (gradkit.mhc_pre: h_in, h_post, h_res from the
+                   fp32 streams) and left through the post-mapping in plain torch (streams = h_res . streams +
+                   h_post * output; h_res unconstrained).
+  --residual mhc   the whole mHC layer: each sub-block wrapped in gradkit.nn.HyperConnection (MhcPre, MhcSinkhorn
+                   projecting h_res onto the doubly stochastic matrices, MhcPost, and their backwards); the streams
+                   are bfloat16, as the operators take them. The reference variants run the same module with
+                   reference=torch.float32 / float64 (gradkit.reference's formulas in pure torch).
+The task is synthetic, the loss the cross entropy of predicting each next token of arithmetic sequences modulo 16
+(stride 1, 2 or 3).
 
 Operators per variant:
-  gradkit     gradkit.mhc_pre, gradkit.relu (ThresholdBackward), gradkit.dropout (native_dropout + V3Grad)
-  reference   gradkit.reference.mhc_pre, torch.relu, x * keep / (1 - p) in torch
+  gradkit     gradkit.mhc_pre (--residual mhc: gradkit.nn.HyperConnection), gradkit.relu (ThresholdBackward),
+              gradkit.dropout (native_dropout + V3Grad)
+  reference   gradkit.reference.mhc_pre (--residual mhc: HyperConnection(reference=torch.float32)), torch.relu,
+              x * keep / (1 - p) in torch
 Both variants drop the same elements: the keep mask is a random input of the step, drawn from gradkit's dropout
 stream (seed = step, Philox subsequence = the sample's index in the global batch). Per-sample subsequences also
 make a sample's mask independent of which process holds it, so --world-size 2 sees the single-process masks.
@@ -51,6 +59,7 @@ except ImportError:  # run from the source tree: the module built into build/pyt
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python"))
     import gradkit
 from gradkit import reference
+from gradkit.nn import HyperConnection
 
 VOCAB, SEQ, DIM, STREAMS, HIDDEN = 16, 16, 64, 4, 128
 DROPOUT = 0.1
@@ -163,10 +172,21 @@ class CompressedAttention(torch.nn.Module):
         return weights[..., :-1] @ values + weights[..., -1:] * v
 
 
+# --residual mhc: the precision each variant's HyperConnection computes in (None: gradkit's operators).
+HYPER_CONNECTION_REFERENCE = {"gradkit": None, "reference": torch.float32, "reference64": torch.float64}
+
+
+def run_body(h, body):
+    """A HyperConnection's sub-layer: the body of this step (it closes over the step's operators and dropout seeds),
+    given h_in in fp32."""
+    return body(h.float())
+
+
 class TinyDecoder(torch.nn.Module):
-    def __init__(self, seed=0, attention="torch"):
+    def __init__(self, seed=0, attention="torch", residual="hc", variant="gradkit"):
         super().__init__()
         generator = torch.Generator().manual_seed(seed)
+        self.residual = residual
 
         def linear(inputs, outputs):
             layer = torch.nn.Linear(inputs, outputs)
@@ -179,8 +199,14 @@ class TinyDecoder(torch.nn.Module):
         with torch.no_grad():
             self.embed.weight.copy_(torch.randn(VOCAB, DIM, generator=generator))
         self.position = torch.nn.Parameter(torch.randn(SEQ, DIM, generator=generator) * 0.5)
-        self.mhc_attention = MhcParams(generator)
-        self.mhc_mlp = MhcParams(generator)
+        if residual == "mhc":  # the same draws as MhcParams: both modes start from the same weights
+            reference_compute = HYPER_CONNECTION_REFERENCE[variant]
+            self.mhc_attention, self.mhc_mlp = (
+                HyperConnection(run_body, n=STREAMS, dim=DIM, reference=reference_compute, generator=generator)
+                for _ in range(2))
+        else:
+            self.mhc_attention = MhcParams(generator)
+            self.mhc_mlp = MhcParams(generator)
         self.q, self.k, self.v, self.o = (linear(DIM, DIM) for _ in range(4))
         self.up, self.down = linear(DIM, HIDDEN), linear(HIDDEN, DIM)
         self.head = linear(DIM, VOCAB)
@@ -188,6 +214,8 @@ class TinyDecoder(torch.nn.Module):
             self.compressed = CompressedAttention(generator, linear)
 
     def sub_block(self, ops, mhc, streams, body):
+        if self.residual == "mhc":
+            return mhc(streams, body)
         p = mhc
         h_in, h_post, h_res = ops.mhc_pre(streams.to(torch.bfloat16), p.phi, p.alpha, p.bias, p.gamma)
         out = body(h_in.float())
@@ -197,6 +225,8 @@ class TinyDecoder(torch.nn.Module):
     def forward(self, tokens, ops, step, first_sample):
         x = self.embed(tokens) + self.position
         streams = x.unsqueeze(-2).expand(-1, -1, STREAMS, -1)
+        if self.residual == "mhc":
+            streams = streams.to(torch.bfloat16)
 
         def attention(h):
             if ops.attention_kind == "compressor":
@@ -210,7 +240,7 @@ class TinyDecoder(torch.nn.Module):
 
         streams = self.sub_block(ops, self.mhc_attention, streams, attention)
         streams = self.sub_block(ops, self.mhc_mlp, streams, mlp)
-        h = streams.mean(-2)
+        h = streams.float().mean(-2)
         h = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + 1e-6)
         return self.head(h)
 
@@ -233,7 +263,7 @@ def train(variant, args, rank=0, world_size=1, first_gradients=None):
     """Trains one variant; returns the global-batch loss of every step. first_gradients (a dict), when given,
     receives the (global-batch) gradient of every parameter at step 0."""
     ops = Ops(variant, args.attention)
-    model = TinyDecoder(seed=args.seed, attention=args.attention)
+    model = TinyDecoder(seed=args.seed, attention=args.attention, residual=args.residual, variant=variant)
     if world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
@@ -298,6 +328,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--world-size", type=int, default=1)
     parser.add_argument("--attention", choices=["torch", "flash", "compressor"], default="torch")
+    parser.add_argument("--residual", choices=["hc", "mhc"], default="hc",
+                        help="mhc: every sub-block wrapped in gradkit.nn.HyperConnection (the whole mHC layer)")
     parser.add_argument("--variants", nargs="+", choices=["gradkit", "reference", "reference64"],
                         default=["gradkit", "reference"],
                         help="reference64: the reference with mHC in fp64, to see how far two valid references "
@@ -340,7 +372,8 @@ def main():
         axes.plot(curves["reference"], "--", label="pure-torch reference")
         axes.set_xlabel("step")
         axes.set_ylabel("cross entropy")
-        axes.set_title(f"train_tiny (world size {args.world_size})")
+        axes.set_title(f"train_tiny (--residual {args.residual}, --attention {args.attention}, "
+                       f"world size {args.world_size})")
         axes.legend()
         figure.savefig(args.plot, dpi=100, bbox_inches="tight")
         print(f"wrote {args.plot}")

@@ -106,7 +106,8 @@ def test_float16_streams_and_sublayer_arguments():
 def test_fused_pre_sinkhorn_matches_fp64_autograd_of_the_layer(seed):
     """fused=True: aclnnMhcPreSinkhorn(+Backward) (Ascend950 profile: D = 4096), no norm weight."""
     x = torch.randn(3, 4, 4096, generator=torch.Generator().manual_seed(seed)).bfloat16()
-    _, _, grads = assert_matches_fp64_layer(x, 4096, seed, fused=True, sublayer=Scale, parameter_gate=FUSED_PARAMETER_GATE)
+    _, _, grads = assert_matches_fp64_layer(x, 4096, seed, fused=True, sublayer=Scale,
+                                            parameter_gate=FUSED_PARAMETER_GATE)
     assert set(grads) == {"sublayer.weight", "pre.phi", "pre.alpha", "pre.bias"}
 
 
