@@ -14,6 +14,9 @@ fp32 noise of a rounding boundary; tests/python/test_mhc_pre_sinkhorn_torch.py);
 each of those over a whole row, so this test wraps an element-wise one. Measured: next streams 5.4e-5 normwise,
 grad x 2.2e-4 (2.0e-3 of the largest), 99.5 % equal; the parameters' gradients 3.3e-5 (they sum h_in over the
 tokens). Gates: the same for the streams, 2e-4 for the parameters."""
+import os
+import re
+
 import gradkit_package  # noqa: F401  (puts the built gradkit package on sys.path)
 import pytest
 import torch
@@ -145,3 +148,15 @@ def test_parameters_and_repr():
     assert "sublayer.weight" in dict(module.named_parameters())
     assert "n=4, dim=64, num_iters=20" in repr(module)
     assert HyperConnection(torch.nn.Identity(), n=4, dim=64, fused=True).pre.gamma is None
+
+
+def test_the_example_of_docs_mhc_runs():
+    """docs/mhc.md's HyperConnection example (its one python block) runs as written and trains every parameter."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "mhc.md")
+    with open(path) as f:
+        text = f.read()
+    example = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    names = {}
+    exec(compile(example, path, "exec"), names)
+    assert names["x"].shape == (8, 128, 4, 256)
+    assert all(p.grad is not None for p in names["block"].parameters())

@@ -174,6 +174,23 @@ class PreSinkhornBlock(torch.nn.Module):
         return merged.float().square().mean() + h_post.square().mean()
 
 
+def test_compile_fullgraph_and_export_of_the_hyper_connection_layer():
+    """gradkit.nn.HyperConnection (mhc_pre -> mhc_sinkhorn -> sub-layer -> mhc_post) traces whole: the three
+    forward ops in the graph, eager bits under compile, and the same output from the exported program."""
+    torch.manual_seed(10)
+    sublayer = torch.nn.Linear(64, 64)
+    model = gradkit.nn.HyperConnection(lambda h: sublayer(h.float()), n=4, dim=64,
+                                       generator=torch.Generator().manual_seed(10))
+    model.sublayer_weights = sublayer  # a child, so that its parameters are compared too
+    streams = torch.randn(2, 5, 4, 64).bfloat16().requires_grad_()
+    assert_compiled_matches_eager(model, streams, reduce=lambda out: out.float().square().mean())
+    program = torch.export.export(model.eval(), (streams.detach(),))
+    targets = " ".join(str(node.target) for node in program.graph.nodes)
+    for op in ("mhc_pre.", "mhc_sinkhorn.", "mhc_post."):
+        assert f"gradkit.{op}" in targets, targets
+    assert torch.equal(program.module()(streams.detach()), model(streams.detach()))
+
+
 def test_compile_fullgraph_and_export_of_mhc_pre_sinkhorn():
     torch.manual_seed(9)
     model = PreSinkhornBlock()
