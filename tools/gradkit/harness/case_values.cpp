@@ -6,12 +6,22 @@
 
 namespace gradkit::cli {
 
-std::vector<double> denseValues(OpCase& c, const std::string& key) {
-  const std::vector<unsigned char>& bytes = c.dense(key);
-  const aclDataType dtype = c.spec(key).dtype;
-  std::vector<double> values(static_cast<size_t>(c.spec(key).numel()));
+namespace {
+
+std::vector<double> widen(const std::vector<unsigned char>& bytes, aclDataType dtype, int64_t count) {
+  std::vector<double> values(static_cast<size_t>(count));
   for (size_t i = 0; i < values.size(); ++i) values[i] = loadAsDouble(dtype, bytes.data(), static_cast<int64_t>(i));
   return values;
+}
+
+}  // namespace
+
+std::vector<double> denseValues(OpCase& c, const std::string& key) {
+  return widen(c.dense(key), c.spec(key).dtype, c.spec(key).numel());
+}
+
+std::vector<double> writtenValues(OpCase& c, const std::string& key) {
+  return widen(c.tensor(key).dense(), c.spec(key).dtype, c.spec(key).numel());
 }
 
 void writeView(OpCase& c, const std::string& key, const std::vector<double>& values) {

@@ -15,6 +15,9 @@ namespace gradkit::cli {
 /** The tensor's view elements before the run, widened to double. */
 std::vector<double> denseValues(OpCase& c, const std::string& key);
 
+/** An output's view elements as the run left them (downloaded), widened to double. */
+std::vector<double> writtenValues(OpCase& c, const std::string& key);
+
 /** The same values as `Out` (exact for case values: every input dtype is at most fp32). */
 template <class Out, class In>
 std::vector<Out> as(const std::vector<In>& values) {

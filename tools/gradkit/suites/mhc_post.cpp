@@ -87,13 +87,6 @@ OpCall::Peer postPeer(const OpCase& c, const PostCase& post, const char* mode) {
   return peer;
 }
 
-/** Bytes of the named tensors, each once. */
-double bytesOf(OpCase& c, const std::vector<std::string>& keys) {
-  double bytes = 0;
-  for (const std::string& key : keys) bytes += static_cast<double>(c.bytes(key));
-  return bytes;
-}
-
 OpDescriptor mhcPost() {
   OpDescriptor d;
   d.name = "mhc_post";
@@ -116,11 +109,9 @@ OpDescriptor mhcPost() {
     call.golden = [golden] { golden(0.0); };
     call.naive = [golden] { golden(0.0f); };
     call.work = [&c, post] {
-      const MhcCase& m = post.sizes;
-      const double flops = 2.0 * static_cast<double>(m.tokens * m.streams * m.hidden * (m.streams + 1));
       return Work{bytesOf(c, post.hRes ? std::vector<std::string>{"x", "hRes", "hOut", "hPost", "out"}
                                        : std::vector<std::string>{"x", "hOut", "hPost", "out"}),
-                  flops, false};
+                  mhcPostFlops(post.sizes, false), false};
     };
     call.peer = postPeer(c, post, "forward");
     return call;
@@ -162,12 +153,10 @@ OpDescriptor mhcPostBackward() {
     call.golden = [golden] { golden(0.0); };
     call.naive = [golden] { golden(0.0f); };
     call.work = [&c, post] {
-      const MhcCase& m = post.sizes;
-      const double flops = 4.0 * static_cast<double>(m.tokens * m.streams * m.hidden * (m.streams + 1));
       std::vector<std::string> keys = {"gradOutput", "x",        "hOut",     "hPost",
                                        "gradX",      "gradHRes", "gradHOut", "gradHPost"};
       if (post.hRes) keys.push_back("hRes");
-      return Work{bytesOf(c, keys), flops, false};
+      return Work{bytesOf(c, keys), mhcPostFlops(post.sizes, true), false};
     };
     call.peer = postPeer(c, post, "backward");
     return call;

@@ -84,9 +84,7 @@ OpDescriptor mhcPre() {
       double bytes = static_cast<double>(c.bytes("x") + c.bytes("hIn") + c.bytes("hPost") + c.bytes("phi"));
       if (mhc.residual != 0) bytes += static_cast<double>(c.bytes("hRes"));
       if (mhc.caches) bytes += static_cast<double>(c.bytes("invRms") + c.bytes("hMix") + c.bytes("hPre"));
-      const double flops =
-          2.0 * static_cast<double>(mhc.tokens) * static_cast<double>(mhc.fusion()) * static_cast<double>(mhc.width());
-      return Work{bytes, flops, false};
+      return Work{bytes, mhcPreFlops(mhc, false), false};
     };
     OpCall::Peer peer = mhcTorchPeer(mhc, c.info().dtypeText);
     peer.args.insert(peer.args.end(), {"--mode", "forward"});

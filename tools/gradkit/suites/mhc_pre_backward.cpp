@@ -121,9 +121,7 @@ OpDescriptor mhcPreBackward() {
       for (const std::string& key : kOutputs) {
         if (key != "gradGamma" || mhc.gamma) bytes += static_cast<double>(c.bytes(key));
       }
-      const double flops =
-          4.0 * static_cast<double>(mhc.tokens) * static_cast<double>(mhc.fusion()) * static_cast<double>(mhc.width());
-      return Work{bytes, flops, false};
+      return Work{bytes, mhcPreFlops(mhc, true), false};
     };
     OpCall::Peer peer = mhcTorchPeer(mhc, c.info().dtypeText);
     peer.args.insert(peer.args.end(), {"--mode", "backward"});

@@ -130,11 +130,6 @@ OpCall::Peer sinkhornPeer(const SinkhornCase& s, const char* mode) {
   return peer;
 }
 
-/** Per token and step, about n^2 divisions, sums and (backward) products. */
-double sinkhornFlops(const SinkhornCase& s, double perElement) {
-  return perElement * static_cast<double>(s.tokens * (2 * s.iters + 1) * s.n * s.n);
-}
-
 OpDescriptor mhcSinkhorn() {
   OpDescriptor d;
   d.name = "mhc_sinkhorn";
@@ -168,7 +163,7 @@ OpDescriptor mhcSinkhorn() {
     call.work = [&c, s] {
       double bytes = static_cast<double>(c.bytes("x") + c.bytes("output"));
       if (s.save) bytes += static_cast<double>(c.bytes("normOut") + c.bytes("sumOut"));
-      return Work{bytes, sinkhornFlops(s, 2.0), false};
+      return Work{bytes, mhcSinkhornFlops(s.tokens, s.n, s.iters, false), false};
     };
     call.peer = sinkhornPeer(s, "forward");
     return call;
@@ -224,7 +219,7 @@ OpDescriptor mhcSinkhornBackward() {
     call.work = [&c, s] {
       const double bytes =
           static_cast<double>(c.bytes("gradOutput") + c.bytes("normOut") + c.bytes("sumOut") + c.bytes("out"));
-      return Work{bytes, sinkhornFlops(s, 4.0), false};
+      return Work{bytes, mhcSinkhornFlops(s.tokens, s.n, s.iters, true), false};
     };
     call.peer = sinkhornPeer(s, "backward");
     return call;

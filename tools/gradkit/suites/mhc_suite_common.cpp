@@ -97,6 +97,25 @@ std::function<TensorDefaults(const CaseInfo&)> mhcDefaults(const std::string& ke
   };
 }
 
+double bytesOf(OpCase& c, const std::vector<std::string>& keys) {
+  double bytes = 0;
+  for (const std::string& key : keys) bytes += static_cast<double>(c.bytes(key));
+  return bytes;
+}
+
+double mhcPreFlops(const MhcCase& mhc, bool backward) {
+  return (backward ? 4.0 : 2.0) * static_cast<double>(mhc.tokens) * static_cast<double>(mhc.fusion()) *
+         static_cast<double>(mhc.width());
+}
+
+double mhcPostFlops(const MhcCase& mhc, bool backward) {
+  return (backward ? 4.0 : 2.0) * static_cast<double>(mhc.tokens * mhc.streams * mhc.hidden * (mhc.streams + 1));
+}
+
+double mhcSinkhornFlops(int64_t tokens, int64_t n, int64_t iters, bool backward) {
+  return (backward ? 4.0 : 2.0) * static_cast<double>(tokens * (2 * iters + 1) * n * n);
+}
+
 OpCall::Peer mhcTorchPeer(const MhcCase& mhc, const std::string& dtypeText) {
   OpCall::Peer peer;
   peer.script = "mhc_pre.py";

@@ -56,6 +56,19 @@ MhcCase parseMhcCase(const nlohmann::json& testCase);
 /** Default view and values of the mHC tensor named `key` (the API's argument names: "x", "phi", "gradHIn", ...). */
 std::function<TensorDefaults(const CaseInfo&)> mhcDefaults(const std::string& key);
 
+/** Bytes of the named tensors, each once: what the mHC benches count a call to move. */
+double bytesOf(OpCase& c, const std::vector<std::string>& keys);
+
+/** The FLOPs the MhcPre benches count: the matmul, 2 T F K forward; the backward's two, 4 T F K. */
+double mhcPreFlops(const MhcCase& mhc, bool backward);
+
+/** The FLOPs the MhcPost benches count: 2 T N D (N + 1) forward, 4 T N D (N + 1) backward. */
+double mhcPostFlops(const MhcCase& mhc, bool backward);
+
+/** The FLOPs the MhcSinkhorn benches count: per token and each of 2 iters + 1 steps about n^2 divisions, sums and
+ *  (backward) products, 2 FLOPs an element forward, 4 backward. */
+double mhcSinkhornFlops(int64_t tokens, int64_t n, int64_t iters, bool backward);
+
 /** The PyTorch autograd reference (forward + backward, fp32) as the speed peer, current torch where installed. */
 OpCall::Peer mhcTorchPeer(const MhcCase& mhc, const std::string& dtypeText);
 
