@@ -4,6 +4,7 @@
 // the same bits for 1, 2, 3 and 8 threads, strided inputs and outputs equal to dense ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -286,32 +287,46 @@ TEST(MhcPostValues, ApiBitsForAnyThreadCountAndStridedOutputs) {
 
 TEST(MhcPostValues, StreamingStoresGiveTheSameBits) {
   // The plan asks for non-temporal stores for outputs of 16 MB and more; the kernels take them where the rows are
-  // 64-byte aligned. Here on aligned copies of the outputs, every FMA target, against the scalar kernels.
-  const Sizes s{9, 4, 256, ACL_BF16, true};
-  Data reference(s);
-  reference.runAll(kernels::kMhcPostScalarKernels);
-  forEachFmaTarget([&](int64_t target) {
-    Data data(s);
-    auto out = hwy::AllocateAligned<uint16_t>(data.out.size());
-    auto gradX = hwy::AllocateAligned<uint16_t>(data.gradX.size());
-    auto gradHOut = hwy::AllocateAligned<uint16_t>(data.gradHOut.size());
-    data.bf16Convert = cpuMatrixFeatures().avx512bf16;
-    MhcPostProblem forward = data.forward();
-    forward.out = out.get();
-    forward.streamOut = true;
-    kernels::kMhcPostSimdKernels.forward(forward, 0, s.tokens);
-    MhcPostBackwardProblem backward = data.backward();
-    backward.gradX = gradX.get();
-    backward.gradHOut = gradHOut.get();
-    backward.streamGrads = true;
-    kernels::kMhcPostSimdKernels.backward(backward, 0, s.tokens);
-    const std::string where = hwy::TargetName(target);
-    EXPECT_EQ(std::vector<uint16_t>(out.get(), out.get() + data.out.size()), reference.out) << where;
-    EXPECT_EQ(std::vector<uint16_t>(gradX.get(), gradX.get() + data.gradX.size()), reference.gradX) << where;
-    EXPECT_EQ(std::vector<uint16_t>(gradHOut.get(), gradHOut.get() + data.gradHOut.size()), reference.gradHOut)
-        << where;
-    EXPECT_EQ(data.gradHRes, reference.gradHRes) << where;
-  });
+  // 64-byte aligned, and the AVX-512 backward writes whole lines (two chunks, one VCVTNE2PS2BF16 with AVX512_BF16)
+  // where D is a multiple of 32. Here on aligned copies of the outputs, every FMA target, with and without the BF16
+  // instruction, against the scalar kernels: half lines (D = 272), fp16, no hRes, N = 8, BF16 denormals (2^-130,
+  // which the instruction flushes), and a token of zero gradients (lines of +-0 that are not denormal).
+  const bool converts = cpuMatrixFeatures().avx512bf16;
+  for (const Sizes& s : {Sizes{9, 4, 256, ACL_BF16, true}, Sizes{3, 4, 272, ACL_BF16, true},
+                         Sizes{3, 4, 256, ACL_FLOAT16, true}, Sizes{3, 4, 64, ACL_BF16, false},
+                         Sizes{2, 8, 96, ACL_BF16, true}, Sizes{4, 4, 256, ACL_BF16, true, 0x1p-130}}) {
+    Data reference(s);
+    std::fill(reference.gradOutput.begin(), reference.gradOutput.begin() + s.streams * s.hidden, 0);
+    reference.runAll(kernels::kMhcPostScalarKernels);
+    forEachFmaTarget([&](int64_t target) {
+      for (bool convert : {false, converts}) {
+        Data data(s);
+        data.gradOutput = reference.gradOutput;
+        auto out = hwy::AllocateAligned<uint16_t>(data.out.size());
+        auto gradX = hwy::AllocateAligned<uint16_t>(data.gradX.size());
+        auto gradHOut = hwy::AllocateAligned<uint16_t>(data.gradHOut.size());
+        data.bf16Convert = convert;
+        MhcPostProblem forward = data.forward();
+        forward.out = out.get();
+        forward.streamOut = true;
+        kernels::kMhcPostSimdKernels.forward(forward, 0, s.tokens);
+        MhcPostBackwardProblem backward = data.backward();
+        backward.gradX = gradX.get();
+        backward.gradHOut = gradHOut.get();
+        backward.streamGrads = true;
+        kernels::kMhcPostSimdKernels.backward(backward, 0, s.tokens);
+        const std::string where = std::string(hwy::TargetName(target)) + ", N " + std::to_string(s.streams) + ", D " +
+                                  std::to_string(s.hidden) + (convert ? ", AVX512_BF16" : "") + ", scale " +
+                                  std::to_string(s.scale);
+        EXPECT_EQ(std::vector<uint16_t>(out.get(), out.get() + data.out.size()), reference.out) << where;
+        EXPECT_EQ(std::vector<uint16_t>(gradX.get(), gradX.get() + data.gradX.size()), reference.gradX) << where;
+        EXPECT_EQ(std::vector<uint16_t>(gradHOut.get(), gradHOut.get() + data.gradHOut.size()), reference.gradHOut)
+            << where;
+        EXPECT_EQ(data.gradHRes, reference.gradHRes) << where;
+        EXPECT_EQ(data.gradHPost, reference.gradHPost) << where;
+      }
+    });
+  }
 }
 
 TEST(MhcPostValues, ApiWithoutHResIsAPlainResidual) {
