@@ -31,6 +31,7 @@ Precision gates:
 import importlib.util
 import math
 import os
+import sys
 
 import pytest
 import torch
@@ -45,8 +46,10 @@ HIDDEN = 1024  # the smallest H both operators accept (a multiple of 512 in [102
 
 def load_peer():
     """tools/peers/compressor.py, the vectorised torch forward that `gradkit bench` times."""
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "peers", "compressor.py")
-    spec = importlib.util.spec_from_file_location("compressor_peer", path)
+    peers = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "peers")
+    if peers not in sys.path:  # the peer imports its sibling peer_timing, as it does when run as a script
+        sys.path.append(peers)
+    spec = importlib.util.spec_from_file_location("compressor_peer", os.path.join(peers, "compressor.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

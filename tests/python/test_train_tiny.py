@@ -139,20 +139,21 @@ def test_flash_attention_trains_and_agrees_with_the_reference(flash):
     assert_first_gradients_match(flash["step0_gradients"])
 
 
-def test_compressed_attention_trains_and_agrees_with_the_reference(compressed):
-    gates = COMPRESSOR_GATES
+def assert_trains_and_agrees(curves, gates):
+    """Both curves fall below 0.4 of their start over the last 10 steps; reference vs reference64 and gradkit vs
+    reference agree within `gates`; the step-0 gradients too."""
     for variant in ("gradkit", "reference"):
-        curve = compressed[variant]
-        assert sum(curve[-10:]) / 10 < 0.4 * curve[0], variant  # 3.2 -> about 0.75
+        curve = curves[variant]
+        assert sum(curve[-10:]) / 10 < 0.4 * curve[0], variant
     for a, b in (("reference", "reference64"), ("gradkit", "reference")):
-        assert_curves_agree(compressed[a], compressed[b], first=gates["first"], first_gate=gates["first_gate"],
+        assert_curves_agree(curves[a], curves[b], first=gates["first"], first_gate=gates["first_gate"],
                             any_step=gates["any"], last10=gates["last10"])
-    gradients = compressed["step0_gradients"]
-    assert any(name.startswith("compressed.") for name in gradients["gradkit"])  # the compressor's parameters
-    total = sum(reference_norm for _, reference_norm in gradients["gradkit"].values())
-    for variant in ("gradkit", "reference64"):
-        for name, (difference, reference_norm) in gradients[variant].items():
-            assert difference <= gates["gradients"] * reference_norm + 1e-7 * total, (variant, name, difference)
+    assert_first_gradients_match(curves["step0_gradients"], gates["gradients"])
+
+
+def test_compressed_attention_trains_and_agrees_with_the_reference(compressed):
+    assert_trains_and_agrees(compressed, COMPRESSOR_GATES)  # the curve: 3.2 -> about 0.75
+    assert any(name.startswith("compressed.") for name in compressed["step0_gradients"]["gradkit"])
 
 
 def test_plot_without_matplotlib_fails_before_training(tmp_path):
@@ -180,18 +181,10 @@ def hyper_connection(tmp_path_factory):
 
 def test_whole_mhc_layer_trains_and_agrees_with_the_reference(hyper_connection):
     """--residual mhc: gradkit.nn.HyperConnection on gradkit's operators against the same module in pure torch."""
-    gates, curves = MHC_GATES, hyper_connection
-    for variant in ("gradkit", "reference"):
-        curve = curves[variant]
-        assert sum(curve[-10:]) / 10 < 0.4 * curve[0], variant  # 3.3 -> about 0.6
-    for a, b in (("reference", "reference64"), ("gradkit", "reference")):
-        assert_curves_agree(curves[a], curves[b], first=gates["first"], first_gate=gates["first_gate"],
-                            any_step=gates["any"], last10=gates["last10"])
-    gradients = curves["step0_gradients"]
+    assert_trains_and_agrees(hyper_connection, MHC_GATES)  # the curve: 3.3 -> about 0.6
     # Every HyperConnection's parameters took part (MhcPre's, reached through MhcSinkhorn and MhcPost).
-    names = set(gradients["gradkit"])
+    names = set(hyper_connection["step0_gradients"]["gradkit"])
     for block in ("mhc_attention", "mhc_mlp"):
         assert {f"{block}.pre.{p}" for p in ("phi", "alpha", "bias", "gamma")} <= names, sorted(names)
-    assert_first_gradients_match(gradients, gates["gradients"])
-    with open(curves["plot"], "rb") as f:
+    with open(hyper_connection["plot"], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"

@@ -22,6 +22,8 @@ import time
 import numpy as np
 import torch
 
+from peer_timing import print_fastest
+
 
 def load(path, dtype):
     array = np.load(path)
@@ -82,9 +84,7 @@ def main():
                 forward(partial, block_res, proj, norm, args.norm_eps, compute)
         return time.perf_counter() - start
 
-    timed()  # warm-up
-    best = min(timed() for _ in range(max(args.repeat, 1)))
-    print(f"seconds {best!r}")
+    print_fastest(timed, args.repeat)
 
 
 if __name__ == "__main__":

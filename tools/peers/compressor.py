@@ -15,7 +15,7 @@ Loads from --dir: x.npy (bf16 tensors arrive as their raw uint16 bits), wkv.npy,
 ape.npy (else random), cu_seqlens.npy (TH layout), seqused.npy, start_pos.npy, state_cache.npy with block_table.npy
 (the history; else random values) and d_cmp_kv.npy (--mode backward; else random). Uses the same thread count as
 gradkit, warms up once, then prints the fastest of --repeat runs as "seconds <x>" (the warm-up alone when it took
-over LONG_STEP_SECONDS).
+over peer_timing.LONG_STEP_SECONDS).
 
 Importable: tests/python/test_compressor_torch.py checks plan() and forward() against a literal fp64 reading of
 spec 4.1.
@@ -28,9 +28,8 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
+from peer_timing import print_fastest
 
-# A warm-up step longer than this is reported alone instead of timing --repeat more steps.
-LONG_STEP_SECONDS = 20.0
 
 
 def cpu_has_bf16_units():
@@ -196,13 +195,7 @@ def main():
                 step()
         return time.perf_counter() - start
 
-    warm = timed()  # warm-up
-    if warm > LONG_STEP_SECONDS:
-        # bf16 matmuls on a CPU without bf16 units can take minutes a step: the warm-up is the measurement.
-        print(f"seconds {warm!r}")
-        return
-    best = min(timed() for _ in range(max(args.repeat, 1)))
-    print(f"seconds {best!r}")
+    print_fastest(timed, args.repeat)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ post-mapping as mhc_post.py (in x's dtype), F = identity (h_out = h_in).
 
 Loads x.npy and gradOut.npy (bf16 tensors arrive as their raw uint16 bits), phi.npy, alpha.npy, bias.npy and, when
 present, gamma.npy from --dir. Uses the same thread count as gradkit, warms up once, then prints the fastest of
---repeat runs as "seconds <x>" (the warm-up alone when it took over LONG_STEP_SECONDS)."""
+--repeat runs as "seconds <x>" (the warm-up alone when it took over peer_timing.LONG_STEP_SECONDS)."""
 import argparse
 import os
 import time
@@ -14,8 +14,9 @@ import time
 import torch
 
 from mhc_post import forward as post_forward
-from mhc_pre import LONG_STEP_SECONDS, load, forward as pre_forward
+from mhc_pre import load, forward as pre_forward
 from mhc_sinkhorn import sinkhorn
+from peer_timing import print_fastest
 
 
 def main():
@@ -56,12 +57,7 @@ def main():
             t.grad = None
         return time.perf_counter() - start
 
-    warm = timed()  # warm-up
-    if warm > LONG_STEP_SECONDS:
-        print(f"seconds {warm!r}")
-        return
-    best = min(timed() for _ in range(max(args.repeat, 1)))
-    print(f"seconds {best!r}")
+    print_fastest(timed, args.repeat)
 
 
 if __name__ == "__main__":

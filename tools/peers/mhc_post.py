@@ -13,6 +13,8 @@ import time
 import numpy as np
 import torch
 
+from peer_timing import print_fastest
+
 
 def load(path, dtype=None):
     array = np.load(path)
@@ -59,9 +61,7 @@ def main():
                 forward(x, h_res, h_out, h_post)
         return time.perf_counter() - start
 
-    timed()  # warm-up
-    best = min(timed() for _ in range(max(args.repeat, 1)))
-    print(f"seconds {best!r}")
+    print_fastest(timed, args.repeat)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ forward) or forward + autograd backward (--mode backward).
 
 Loads x.npy (bf16 tensors arrive as their raw uint16 bits), phi.npy, alpha.npy and, when present, gamma.npy from
 --dir; bias is zeros (it does not change the work). Uses the same thread count as gradkit, warms up once, then
-prints the fastest of --repeat runs as "seconds <x>" (the warm-up alone when it took over LONG_STEP_SECONDS).
+prints the fastest of --repeat runs as "seconds <x>" (the warm-up alone when it took over peer_timing.LONG_STEP_SECONDS).
 """
 import argparse
 import os
@@ -14,9 +14,8 @@ import time
 import numpy as np
 import torch
 
+from peer_timing import print_fastest
 
-# A warm-up step longer than this is reported alone instead of timing --repeat more steps.
-LONG_STEP_SECONDS = 20.0
 
 
 def load(path, dtype=None):
@@ -85,13 +84,7 @@ def main():
                 step()
         return time.perf_counter() - start
 
-    warm = timed()  # warm-up
-    if warm > LONG_STEP_SECONDS:
-        # bf16 matmuls on a CPU without bf16 units can take minutes a step: the warm-up is the measurement.
-        print(f"seconds {warm!r}")
-        return
-    best = min(timed() for _ in range(max(args.repeat, 1)))
-    print(f"seconds {best!r}")
+    print_fastest(timed, args.repeat)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ the gradients gradHin.npy, gradHPost.npy, gradHRes.npy when --dir holds them (on
 
 Loads x.npy (bf16 tensors arrive as their raw uint16 bits), phi.npy, alpha.npy, bias.npy from --dir. Uses the same
 thread count as gradkit, warms up once, then prints the fastest of --repeat runs as "seconds <x>" (the warm-up alone
-when it took over LONG_STEP_SECONDS).
+when it took over peer_timing.LONG_STEP_SECONDS).
 """
 import argparse
 import os
@@ -22,9 +22,7 @@ import torch
 from mhc_pre import forward as pre_forward
 from mhc_pre import load
 from mhc_sinkhorn import sinkhorn
-
-# A warm-up step longer than this is reported alone instead of timing --repeat more steps.
-LONG_STEP_SECONDS = 20.0
+from peer_timing import print_fastest
 
 
 def forward(x, phi, alpha, bias, norm_eps, hc_eps, iters, compute):
@@ -83,12 +81,7 @@ def main():
             step()
         return time.perf_counter() - start
 
-    warm = timed()  # warm-up
-    if warm > LONG_STEP_SECONDS:
-        print(f"seconds {warm!r}")
-        return
-    best = min(timed() for _ in range(max(args.repeat, 1)))
-    print(f"seconds {best!r}")
+    print_fastest(timed, args.repeat)
 
 
 if __name__ == "__main__":

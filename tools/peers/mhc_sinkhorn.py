@@ -13,6 +13,8 @@ import time
 import numpy as np
 import torch
 
+from peer_timing import print_fastest
+
 
 def sinkhorn(x, iters, eps):
     y = torch.softmax(x, dim=-1) + eps
@@ -50,9 +52,7 @@ def main():
                 sinkhorn(x, args.iters, args.eps)
         return time.perf_counter() - start
 
-    timed()  # warm-up
-    best = min(timed() for _ in range(max(args.repeat, 1)))
-    print(f"seconds {best!r}")
+    print_fastest(timed, args.repeat)
 
 
 if __name__ == "__main__":
