@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "opapi/check.h"
+#include "opapi/int32_values.h"
 #include "opapi/tensor.h"
 
 namespace gradkit::ops {
