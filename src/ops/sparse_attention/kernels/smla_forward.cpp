@@ -45,9 +45,14 @@ GemmShape valueShape(const SmlaProblem& p, int64_t keys) {
   return {p.n1, p.d, keys, false, false, kSmlaKeyTile, p.d, p.d, type, 1.0f, 1.0f, p.tileSums};
 }
 
+/** The most scratch either product needs for any tile (an odd key count makes TileGemm pack operands). */
 size_t gemmScratchBytes(const SmlaProblem& p) {
-  return std::max(TileGemm(scoreShape(p, kSmlaKeyTile)).scratchBytes(),
-                  TileGemm(valueShape(p, kSmlaKeyTile)).scratchBytes());
+  size_t bytes = 0;
+  for (int64_t keys = 1; keys <= kSmlaKeyTile; ++keys) {
+    bytes =
+        std::max({bytes, TileGemm(scoreShape(p, keys)).scratchBytes(), TileGemm(valueShape(p, keys)).scratchBytes()});
+  }
+  return bytes;
 }
 
 template <class Arena>
