@@ -5,19 +5,9 @@
 #include <vector>
 
 #include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 
 namespace gradkit::ops {
-
-std::vector<int64_t> readInt32Values(const aclTensor* tensor) {
-  std::vector<int64_t> values;
-  if (tensor == nullptr) return values;
-  const int64_t count = tensor->numel();
-  const auto* first = static_cast<const int32_t*>(tensor->firstElement());
-  const int64_t stride = tensor->dim() == 0 ? 1 : tensor->strides[0];
-  values.reserve(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) values.push_back(first[i * stride]);
-  return values;
-}
 
 CompressorProblem compressorProblemOf(const aclTensor& x, const aclTensor& wkv, const aclTensor* cuSeqlens,
                                       const aclTensor* seqused, const aclTensor* startPos, int64_t cmpRatio,

@@ -63,12 +63,6 @@ struct CompressorGradArgs {
 };
 
 /**
- * Reads a 1-d INT32 tensor (any stride) from host memory into int64 values; empty for a null tensor. The check
- * has already accepted its dtype, rank and memory.
- */
-std::vector<int64_t> readInt32Values(const aclTensor* tensor);
-
-/**
  * The problem of a call whose tensors passed the shape checks: layout from x's rank (3 BSH, 2 TH), D = wkv.dim0 /
  * coff, and the int32 values read from the optional tensors.
  */

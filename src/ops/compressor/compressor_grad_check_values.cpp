@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "opapi/check.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 
 namespace gradkit::ops {
 namespace {
