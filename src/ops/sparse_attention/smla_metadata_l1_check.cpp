@@ -9,7 +9,8 @@
 //                cmpRatio != 1: cmpResidualK; metadata.
 //   consistency: each existing tensor's rank and INT32 (topkLength rank 3 BSND / 2 TND); metadata 1-D INT32 [64];
 //                the query batch (seqUsedQ -> TND cuSeqLensQ - 1 -> batchSize) > 0 and equal to the key batch;
-//                cu_seqlens of B + 1, seqused and residual of B elements.
+//                cu_seqlens of B + 1 and residual of B elements (upstream's "seqused of B" cannot fail: seqused gives
+//                B).
 // gradkit's: upper bounds where upstream keeps a value in int32, the batch limit, batchSize 0 or the batch the tensors
 // give (upstream's kernel prefers a positive batchSize, its check the tensors); data pointers, formats, memory rules;
 // then the values (cu_seqlens from 0 and non-decreasing, seqused within the lengths, residual in [0, cmpRatio), topk
@@ -106,8 +107,6 @@ aclnnStatus checkConsistency(const Call& c, SmlaBatch* query) {
   GRADKIT_RETURN_IF_ERROR(checkSmlaSameBatch(kApi, *query, key, "key"));
   GRADKIT_RETURN_IF_ERROR(checkLength(c.cuQ, query->count + 1, "the query batch + 1"));
   GRADKIT_RETURN_IF_ERROR(checkLength(c.cuK, key.count + 1, "the key batch + 1"));
-  GRADKIT_RETURN_IF_ERROR(checkLength(c.usedQ, query->count, "the query batch"));
-  GRADKIT_RETURN_IF_ERROR(checkLength(c.usedK, key.count, "the key batch"));
   GRADKIT_RETURN_IF_ERROR(checkLength(c.residual, query->count, "the query batch"));
   if (a.batchSize != 0 && a.batchSize != query->count) {  // gradkit's: upstream's check and kernel disagree here
     return invalidValue("batchSize", "0 or the query batch " + std::to_string(query->count) + " (" + query->from + ")",

@@ -183,7 +183,7 @@ aclnnStatus checkSmlaTopkLengthValues(const char* api, const SmlaInput& t, int64
   }
   const std::vector<int64_t> values = readInt32Values(t.tensor);
   for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] < 0) return fail(kInvalid, api, t.name, "elements >= 0", "element " + at(t.name, i, values[i]));
+    if (values[i] < 0) return fail(kInvalid, api, t.name, "elements >= 0", at(t.name, i, values[i]));
   }
   return ACLNN_SUCCESS;
 }
