@@ -1,6 +1,8 @@
 #include "opapi/tensor_copy.h"
 
+#include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 #include "base/dtype.h"
 
@@ -13,6 +15,15 @@ StridedView stridedView(const aclTensor& tensor) {
                                 " has no byte size (expected a type of 1, 2, 4 or 8 bytes)");
   }
   return StridedView{tensor.firstElement(), tensor.viewDims, tensor.strides, elementSize};
+}
+
+std::vector<int64_t> readInt32Values(const aclTensor* tensor) {
+  std::vector<int64_t> values;
+  if (tensor == nullptr) return values;
+  values.reserve(static_cast<size_t>(tensor->numel()));
+  const auto* data = static_cast<const int32_t*>(tensor->data);
+  forEachOffset(*tensor, [&](int64_t offset) { values.push_back(data[offset]); });
+  return values;
 }
 
 }  // namespace gradkit

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "core/strided.h"
 #include "opapi/tensor.h"
@@ -23,5 +24,12 @@ template <class Fn>
 void forEachOffset(const aclTensor& view, Fn&& fn) {
   forEachOffset(view.viewDims, view.strides, view.offset, std::forward<Fn>(fn));
 }
+
+/**
+ * The values of an INT32 tensor's view (any rank, strides and offset) in row-major order, widened to int64; empty for
+ * a null tensor. For the int32 inputs the first phase reads (cu_seqlens, seqused, ...): gradkit's device memory is
+ * host memory, and the check has already accepted the tensor's dtype and memory.
+ */
+std::vector<int64_t> readInt32Values(const aclTensor* tensor);
 
 }  // namespace gradkit

@@ -113,6 +113,15 @@ aclnnStatus checkEachDtypeIn(std::string_view api, const std::vector<NamedTensor
   return ACLNN_SUCCESS;
 }
 
+aclnnStatus checkEachHasData(std::string_view api, const std::vector<NamedTensor>& tensors) {
+  for (const NamedTensor& t : tensors) {
+    if (t.tensor == nullptr || t.tensor->isEmpty() || t.tensor->data != nullptr) continue;
+    return fail(ACLNN_ERR_PARAM_INVALID, api, t.name, "a non-null data pointer (the tensor has elements)",
+                "nullptr data with shape " + t.tensor->shapeString());
+  }
+  return ACLNN_SUCCESS;
+}
+
 aclnnStatus checkNotPrivateFormats(std::string_view api, const std::vector<NamedTensor>& tensors) {
   for (const NamedTensor& t : tensors) {
     if (t.tensor != nullptr) GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormat(api, t.name, *t.tensor));

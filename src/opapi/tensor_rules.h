@@ -55,6 +55,9 @@ aclnnStatus checkEachNotNull(std::string_view api, const std::vector<NamedTensor
 aclnnStatus checkEachDtypeIn(std::string_view api, const std::vector<NamedTensor>& tensors,
                              std::initializer_list<aclDataType> allowed);
 
+/** 161002 for the first tensor of the list (absent ones skipped) that has elements but a null data pointer. */
+aclnnStatus checkEachHasData(std::string_view api, const std::vector<NamedTensor>& tensors);
+
 /** checkNotPrivateFormat for each tensor of the list in order (absent ones skipped). */
 aclnnStatus checkNotPrivateFormats(std::string_view api, const std::vector<NamedTensor>& tensors);
 

@@ -585,6 +585,9 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnFlashAttentionScoreGradV2", flashAttentionScoreGradV2},
       {"aclnnFlashAttentionUnpaddingScoreGrad", flashAttentionUnpaddingScoreGrad},
       {"aclnnFlashAttentionScoreGradV4", flashAttentionScoreGradV4},
+      {"aclnnSparseFlashMlaMetadata", sparseFlashMlaMetadata},
+      {"aclnnSparseFlashMlaGradMetadata", sparseFlashMlaGradMetadata},
+      {"aclnnSparseFlashMlaSoftmaxL1NormMetadata", sparseFlashMlaSoftmaxL1NormMetadata},
   };
   return ops;
 }

@@ -91,6 +91,11 @@ std::unique_ptr<OpCall> mhcPreSinkhornBackward();
 std::unique_ptr<OpCall> blockAttentionResiduals();
 std::unique_ptr<OpCall> blockAttentionResidualsGrad();
 
+// The sparse attention metadata calls (resource_failure_calls_smla.cpp).
+std::unique_ptr<OpCall> sparseFlashMlaMetadata();
+std::unique_ptr<OpCall> sparseFlashMlaGradMetadata();
+std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1NormMetadata();
+
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "opapi/int32_values.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 
 namespace gradkit::ops {
 

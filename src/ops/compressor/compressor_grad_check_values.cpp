@@ -6,8 +6,8 @@
 
 #include "base/error.h"
 #include "opapi/check.h"
-#include "opapi/int32_values.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 
 namespace gradkit::ops {
 namespace {

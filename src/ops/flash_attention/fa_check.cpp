@@ -84,8 +84,8 @@ aclnnStatus checkFlashAttention(const FaArgs& args, const uint64_t* workspaceSiz
   const std::vector<NamedTensor> outputs = {{"softmaxMaxOut", args.softmaxMaxOut},
                                             {"softmaxSumOut", args.softmaxSumOut},
                                             {"attentionOutOut", args.attentionOutOut}};
-  GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, inputs));
-  GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, outputs));
+  GRADKIT_RETURN_IF_ERROR(checkEachHasData(api, inputs));
+  GRADKIT_RETURN_IF_ERROR(checkEachHasData(api, outputs));
   return checkMemoryRules(api, inputs, outputs);
 }
 

@@ -270,15 +270,6 @@ aclnnStatus checkFaRope(const FaCall& v, FaSizes* s) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkFaDataPointers(std::string_view api, const std::vector<NamedTensor>& named) {
-  for (const NamedTensor& t : named) {
-    if (t.tensor == nullptr || t.tensor->isEmpty() || t.tensor->data != nullptr) continue;
-    return invalid(api, t.name, "a non-null data pointer (the tensor has elements)",
-                   "nullptr data with " + shapeText(*t.tensor));
-  }
-  return ACLNN_SUCCESS;
-}
-
 aclnnStatus rejectFaNotSupported(std::string_view api, std::string_view name, const aclTensor& given,
                                  std::string_view what) {
   return invalid(api, name, "null or an empty tensor (" + std::string(what) + " is not supported yet by gradkit)",

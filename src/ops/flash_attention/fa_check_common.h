@@ -115,9 +115,6 @@ aclnnStatus checkFaDropout(const FaCall& v, const FaSizes& s);
 /** queryRope / keyRope (spec 2.4, 2.14); fills s->dRope. */
 aclnnStatus checkFaRope(const FaCall& v, FaSizes* s);
 
-/** 161002 when a tensor with elements has a null data pointer. */
-aclnnStatus checkFaDataPointers(std::string_view api, const std::vector<NamedTensor>& named);
-
 /** 161002 naming `name` when a feature gradkit does not implement yet is requested (`what`, `when`). */
 aclnnStatus rejectFaNotSupported(std::string_view api, std::string_view name, const aclTensor& given,
                                  std::string_view what);

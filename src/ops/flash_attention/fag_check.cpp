@@ -220,8 +220,8 @@ aclnnStatus checkFlashAttentionGrad(const FagArgs& args, const uint64_t* workspa
                                             {"dvOut", args.dvOut},
                                             {"dqRopeOut", rope ? args.dqRopeOut : nullptr},
                                             {"dkRopeOut", rope ? args.dkRopeOut : nullptr}};
-  GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, inputs));
-  GRADKIT_RETURN_IF_ERROR(checkFaDataPointers(api, outputs));
+  GRADKIT_RETURN_IF_ERROR(checkEachHasData(api, inputs));
+  GRADKIT_RETURN_IF_ERROR(checkEachHasData(api, outputs));
   return checkMemoryRules(api, inputs, outputs);
 }
 

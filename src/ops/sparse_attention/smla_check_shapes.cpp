@@ -6,8 +6,8 @@
 
 #include "base/error.h"
 #include "opapi/check.h"
-#include "opapi/int32_values.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 #include "opapi/tensor_rules.h"
 #include "ops/sparse_attention/smla_check.h"
 #include "runtime/runtime.h"
@@ -63,7 +63,8 @@ aclnnStatus checkPrefixSums(const char* name, const std::vector<int64_t>& cu, in
   for (size_t b = 1; b < cu.size(); ++b) {
     if (cu[b] < cu[b - 1]) {
       return invalid(name, "non-decreasing prefix sums",
-                     std::string("[") + std::to_string(b) + "] = " + std::to_string(cu[b]) + " after " + std::to_string(cu[b - 1]));
+                     std::string("[") + std::to_string(b) + "] = " + std::to_string(cu[b]) + " after " +
+                         std::to_string(cu[b - 1]));
     }
   }
   if (cu.back() > rows) {
@@ -91,7 +92,7 @@ aclnnStatus checkUsed(const char* name, const std::vector<int64_t>& used, const 
 aclnnStatus checkBlockTable(const char* name, const aclTensor& table, const std::vector<int64_t>& rowsPerBatch,
                             int64_t blockSize, int64_t blocks) {
   const int64_t columns = table.viewDims[1];
-  const std::vector<int64_t> ids = readInt32Matrix(table, table.viewDims[0], columns);
+  const std::vector<int64_t> ids = readInt32Values(&table);
   for (size_t b = 0; b < rowsPerBatch.size(); ++b) {
     const int64_t reached = (rowsPerBatch[b] + blockSize - 1) / blockSize;
     for (int64_t c = 0; c < reached; ++c) {

@@ -2,8 +2,8 @@
 
 #include "core/parallel.h"
 #include "core/tile_path.h"
-#include "opapi/int32_values.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 #include "ops/sparse_attention/smla_sizes.h"
 
 namespace gradkit::ops {
@@ -39,7 +39,7 @@ kernels::SmlaKvSource kvSourceOf(const aclTensor& kv, SmlaLayout layout, const a
     source.batchStride = 0;
     source.tableColumns = table->viewDims[1];
     *tableOffset = static_cast<int64_t>(tables.size());
-    const std::vector<int64_t> ids = readInt32Matrix(*table, table->viewDims[0], table->viewDims[1]);
+    const std::vector<int64_t> ids = readInt32Values(table);
     tables.insert(tables.end(), ids.begin(), ids.end());
   }
   return source;

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "opapi/int32_values.h"
 #include "opapi/tensor.h"
+#include "opapi/tensor_copy.h"
 
 namespace gradkit::ops {
 namespace {

@@ -12,6 +12,8 @@
 #include "harness/error.h"
 #include "harness/rows.h"
 #include "machine/machine.h"
+#include "runtime/profile.h"
+#include "runtime/runtime.h"
 
 namespace gradkit::cli {
 namespace {
@@ -49,10 +51,14 @@ int runInfo(const InfoOptions& options) {
     const char* soc = aclrtGetSocName();
     nlohmann::json facts{{"version", gradkitVersion()},
                          {"soc", soc != nullptr ? soc : "unknown"},
+                         {"aic_cores", rt::aicCores(rt::currentSoc())},
+                         {"aiv_cores", rt::aivCores(rt::currentSoc())},
                          {"isa", isaName()},
                          {"threads", threadCount()}};
     std::cout << "gradkit " << gradkitVersion() << "\n"
               << "soc profile:     " << facts["soc"].get<std::string>() << "\n"
+              << "ai cores:        " << rt::aicCores(rt::currentSoc()) << " AIC, " << rt::aivCores(rt::currentSoc())
+              << " AIV (the emulated chip's, for the sparse attention metadata planners)\n"
               << "isa:             " << facts["isa"].get<std::string>() << "\n"
               << "threads:         " << threadCount() << "\n";
     const CpuMatrixFeatures& features = cpuMatrixFeatures();

@@ -1,0 +1,59 @@
+// The sparse attention metadata calls of the resource-failure table (resource_failure_calls.h).
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "aclnnop/aclnn_sparse_flash_mla_grad_metadata.h"
+#include "aclnnop/aclnn_sparse_flash_mla_metadata.h"
+#include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm_metadata.h"
+#include "api/resource_failure_calls.h"
+
+namespace gradkit_test {
+namespace {
+
+/** An INT32 input holding `values`. */
+aclTensor* ints(OpCall& call, const std::vector<int32_t>& values) {
+  aclTensor* tensor = shaped(call, ACL_INT32, sizeof(int32_t), {static_cast<int64_t>(values.size())}, false);
+  std::memcpy(call.inputs.back()->data(), values.data(), values.size() * sizeof(int32_t));
+  return tensor;
+}
+
+/** The forward or gradient metadata of a TND call: 2 batches, ori band (127, 0), HCA with ratio 4. */
+std::unique_ptr<OpCall> metadataCall(bool grad) {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* cuQ = ints(*call, {0, 3, 8});
+  aclTensor* cuOri = ints(*call, {0, 40, 100});
+  aclTensor* cuCmp = ints(*call, {0, 10, 15});
+  aclTensor* residual = ints(*call, {0, 3});
+  aclTensor* metadata = shaped(*call, ACL_INT32, sizeof(int32_t), {1024}, true);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    auto first = grad ? aclnnSparseFlashMlaGradMetadataGetWorkspaceSize : aclnnSparseFlashMlaMetadataGetWorkspaceSize;
+    return first(cuQ, cuOri, cuCmp, nullptr, nullptr, nullptr, residual, nullptr, nullptr, 64, 1, 512, 0, 0, 0, 0, 0, 0,
+                 4, 4, 3, 127, 0, "TND", "TND", true, true, metadata, size, executor);
+  };
+  call->secondPhase = grad ? aclnnSparseFlashMlaGradMetadata : aclnnSparseFlashMlaMetadata;
+  return call;
+}
+
+}  // namespace
+
+std::unique_ptr<OpCall> sparseFlashMlaMetadata() { return metadataCall(false); }
+
+std::unique_ptr<OpCall> sparseFlashMlaGradMetadata() { return metadataCall(true); }
+
+std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1NormMetadata() {
+  auto call = std::make_unique<OpCall>();
+  aclTensor* cuQ = ints(*call, {0, 6, 10});
+  aclTensor* cuK = ints(*call, {0, 128, 256});
+  aclTensor* metadata = shaped(*call, ACL_INT32, sizeof(int32_t), {64}, true);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    static char tnd[] = "TND";
+    return aclnnSparseFlashMlaSoftmaxL1NormMetadataGetWorkspaceSize(
+        cuQ, cuK, nullptr, nullptr, nullptr, nullptr, 0, 0, 0, 8, 1, 512, 0, 1, 0, tnd, tnd, metadata, size, executor);
+  };
+  call->secondPhase = aclnnSparseFlashMlaSoftmaxL1NormMetadata;
+  return call;
+}
+
+}  // namespace gradkit_test
