@@ -588,6 +588,7 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnSparseFlashMlaMetadata", sparseFlashMlaMetadata},
       {"aclnnSparseFlashMlaGradMetadata", sparseFlashMlaGradMetadata},
       {"aclnnSparseFlashMlaSoftmaxL1NormMetadata", sparseFlashMlaSoftmaxL1NormMetadata},
+      {"aclnnSparseFlashMla", sparseFlashMla},
   };
   return ops;
 }

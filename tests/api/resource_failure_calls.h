@@ -95,6 +95,7 @@ std::unique_ptr<OpCall> blockAttentionResidualsGrad();
 std::unique_ptr<OpCall> sparseFlashMlaMetadata();
 std::unique_ptr<OpCall> sparseFlashMlaGradMetadata();
 std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1NormMetadata();
+std::unique_ptr<OpCall> sparseFlashMla();
 
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "aclnnop/aclnn_sparse_flash_mla.h"
 #include "aclnnop/aclnn_sparse_flash_mla_grad_metadata.h"
 #include "aclnnop/aclnn_sparse_flash_mla_metadata.h"
 #include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm_metadata.h"
@@ -53,6 +54,30 @@ std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1NormMetadata() {
         cuQ, cuK, nullptr, nullptr, nullptr, nullptr, 0, 0, 0, 8, 1, 512, 0, 1, 0, tnd, tnd, metadata, size, executor);
   };
   call->secondPhase = aclnnSparseFlashMlaSoftmaxL1NormMetadata;
+  return call;
+}
+
+std::unique_ptr<OpCall> sparseFlashMla() {
+  // TND q of 2 batches (3 and 5 rows) with 2 heads over TND KV: band (127, 0) and HCA with ratio 4.
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = shaped(*call, ACL_BF16, 2, {8, 2, 512}, false);
+  aclTensor* ori = shaped(*call, ACL_BF16, 2, {20, 1, 512}, false);
+  aclTensor* cmp = shaped(*call, ACL_BF16, 2, {5, 1, 512}, false);
+  aclTensor* cuQ = ints(*call, {0, 3, 8});
+  aclTensor* cuOri = ints(*call, {0, 8, 20});
+  aclTensor* cuCmp = ints(*call, {0, 2, 5});
+  aclTensor* residual = ints(*call, {0, 0});
+  aclTensor* sinks = shaped(*call, ACL_FLOAT, 4, {2}, false);
+  aclTensor* metadata = ints(*call, std::vector<int32_t>(1024, 0));
+  aclTensor* out = shaped(*call, ACL_BF16, 2, {8, 2, 512}, true);
+  aclTensor* lse = shaped(*call, ACL_FLOAT, 4, {1, 8, 2}, true);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    static char tnd[] = "TND";
+    return aclnnSparseFlashMlaGetWorkspaceSize(q, ori, cmp, nullptr, nullptr, nullptr, nullptr, cuQ, cuOri, cuCmp,
+                                               nullptr, nullptr, nullptr, residual, nullptr, nullptr, sinks, metadata,
+                                               0.0442, 4, 4, 3, 127, 0, tnd, tnd, 1, true, out, lse, size, executor);
+  };
+  call->secondPhase = aclnnSparseFlashMla;
   return call;
 }
 
