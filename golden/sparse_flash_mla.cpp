@@ -125,8 +125,10 @@ void appendSparse(const SparseFlashMlaProblem& p, bool cmp, const int32_t* list,
   }
 }
 
-int64_t slotCount(int64_t topk, const std::vector<int32_t>& lengths, int64_t row, int64_t maskCount) {
-  int64_t count = std::min(topk, maskCount);
+/** Entries of a row's list read (spec 2.2): min(K, the mask's count) under mask mode 3 / 4; under mode 0 the mask
+ *  limits nothing (an entry past the keys is dropped by the range filter, not by the count). */
+int64_t slotCount(int64_t topk, const std::vector<int32_t>& lengths, int64_t row, int64_t maskCount, int64_t maskMode) {
+  int64_t count = maskMode == 0 ? topk : std::min(topk, maskCount);
   if (!lengths.empty()) count = std::min<int64_t>(count, lengths[static_cast<size_t>(row)]);
   return std::max<int64_t>(count, 0);
 }
@@ -141,14 +143,14 @@ std::vector<SmlaKey> sparseFlashMlaVisibleKeys(const SparseFlashMlaProblem& p, i
   if (p.oriTopk == 0) {
     for (int64_t j = w.lo; j < w.hi; ++j) keys.push_back(SmlaKey{false, j, -1});
   } else {
-    const int64_t count = slotCount(p.oriTopk, p.oriTopkLength, row, w.hi - w.lo);
+    const int64_t count = slotCount(p.oriTopk, p.oriTopkLength, row, w.hi - w.lo, p.oriMaskMode);
     appendSparse(p, false, p.oriIndices.data() + row * p.oriTopk, count, w.lo, w.hi, batch.s2, keys);
   }
   const int64_t thr = smlaCmpThreshold(p, b, i);
   if (p.cmpTopk == 0) {
     for (int64_t c = 0; c < thr; ++c) keys.push_back(SmlaKey{true, c, -1});
   } else {
-    const int64_t count = slotCount(p.cmpTopk, p.cmpTopkLength, row, thr);
+    const int64_t count = slotCount(p.cmpTopk, p.cmpTopkLength, row, thr, p.cmpMaskMode);
     appendSparse(p, true, p.cmpIndices.data() + row * p.cmpTopk, count, 0, thr, batch.cmp, keys);
   }
   return keys;
