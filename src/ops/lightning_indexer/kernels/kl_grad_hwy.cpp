@@ -58,6 +58,24 @@ bool Relu(float* x, int64_t rows, int64_t cols, int64_t ld) {
   return true;
 }
 
+bool Logits(const float* w, const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  // Double lanes over the columns; the product of two floats is exact in double, so MulAdd rounds what the scalar
+  // kernel's add rounds.
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(dd));
+  const int64_t whole = cols / lanes * lanes;
+  for (int64_t c = 0; c < whole; c += lanes) {
+    auto sum = hn::Zero(dd);
+    for (int64_t r = 0; r < rows; ++r) {
+      sum = hn::MulAdd(hn::Set(dd, static_cast<double>(w[r])), hn::PromoteTo(dd, hn::LoadU(df, x + r * ld + c)), sum);
+    }
+    hn::StoreU(hn::DemoteTo(df, sum), df, out + c);
+  }
+  kKlGradScalarKernels.logits(w, x + whole, rows, cols - whole, ld, out + whole);
+  return true;
+}
+
 template <bool kHalf>
 void GradScoresRow(const float* r, float w, const float* dI, int64_t whole, void* dS) {
   const DF d;
@@ -147,6 +165,7 @@ bool SumNarrow(aclDataType dtype, const float* from, int64_t count, int64_t stri
 #else  // no SIMD kernel for this target: the caller runs the scalar one
 
 bool Widen16(aclDataType, const void*, int64_t, float*) { return false; }
+bool Logits(const float*, const float*, int64_t, int64_t, int64_t, float*) { return false; }
 bool Relu(float*, int64_t, int64_t, int64_t) { return false; }
 bool GradScores(aclDataType, const float*, const float*, const float*, int64_t, int64_t, int64_t, void*) {
   return false;
@@ -164,6 +183,7 @@ HWY_AFTER_NAMESPACE();
 namespace gradkit::kernels {
 
 HWY_EXPORT(Widen16);
+HWY_EXPORT(Logits);
 HWY_EXPORT(Relu);
 HWY_EXPORT(GradScores);
 HWY_EXPORT(Add);
@@ -174,6 +194,10 @@ namespace {
 
 void widenSimd(aclDataType dtype, const void* from, int64_t count, float* to) {
   if (!HWY_DYNAMIC_DISPATCH(Widen16)(dtype, from, count, to)) kKlGradScalarKernels.widen(dtype, from, count, to);
+}
+
+void logitsSimd(const float* w, const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  if (!HWY_DYNAMIC_DISPATCH(Logits)(w, x, rows, cols, ld, out)) kKlGradScalarKernels.logits(w, x, rows, cols, ld, out);
 }
 
 void reluSimd(float* x, int64_t rows, int64_t cols, int64_t ld) {
@@ -207,8 +231,8 @@ void gemmSimd(const TileGemm& gemm, const void* a, const void* b, float* c, void
 
 }  // namespace
 
-const KlGradKernels kKlGradSimdKernels{widenSimd,  reluSimd,      gradScoresSimd, addSimd,
-                                       narrowSimd, sumNarrowSimd, gemmSimd};
+const KlGradKernels kKlGradSimdKernels{widenSimd, logitsSimd, reluSimd,      gradScoresSimd,
+                                       addSimd,   narrowSimd, sumNarrowSimd, gemmSimd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

@@ -10,9 +10,11 @@
 // sequential fma chain from 0 over its k in ascending order, or GemmSums::Bf16Pairs on the native bf16 tile path):
 //   S[h, j]  = q[t,h,:] . key_j                                   TileGemm  m = N1, n = 64, k = 128 per block
 //   R[h, j]  = S[h, j] > 0 ? S[h, j] : 0                           (NaN gives 0)
-//   I[j]     = sum_h w[h] R[h, j]                                  TileGemm  m = 1, n = 64, k = N1 (h ascending)
-//   y        = softmax over the n entries: m = max I, e_j = std::exp(I_j - m), s = e_0 + e_1 + ... (j ascending),
-//              y_j = e_j / s;  P = p_0 + p_1 + ... (valid slots only, j ascending);  dI_j = fma(y_j, P, -p_j)
+//   I[j]     = fp32(sum_h w[h] R[h, j]) in double from 0, h ascending (the products are exact in double; an fp32
+//              sum's error would become y's relative error, which dw's cancellation over the slots magnifies)
+//   y        = softmax over the n entries: m = max I, e_j = std::exp(I_j - m) (fp32), s = e_0 + e_1 + ... (double,
+//              j ascending), y_j = fp32(e_j / s);  P = p_0 + p_1 + ... (double, valid slots only, j ascending);
+//              dI_j = fp32(y_j P - p_j) (double, rounded once)
 //   dw[h]    = sum_j R[h, j] dI_j: per block a TileGemm (m = 1, n = N1, k = 64) added to the running sum (beta 1)
 //   dS[h, j] = RNE_io(w[h] * dI_j) where R[h, j] > 0, else 0 (rounded to the io dtype, as upstream's golden)
 //   dq[h, :] = sum over blocks of dS_block . keys_block (TileGemm m = N1, n = 128, k = 64, beta 1), rounded once
@@ -88,6 +90,8 @@ struct KlGradIo {
 struct KlGradKernels {
   /** to[i] = the 16-bit float `from[i]` of `dtype` widened exactly (FLOAT16 or BF16), i < count. */
   void (*widen)(aclDataType dtype, const void* from, int64_t count, float* to);
+  /** I[c] = fp32(sum over r ascending of double(w[r]) * double(x[r * ld + c])), from 0.0, c < cols. */
+  void (*logits)(const float* w, const float* x, int64_t rows, int64_t cols, int64_t ld, float* out);
   /** x[r * ld + c] = x > 0 ? x : 0 for r < rows, c < cols. */
   void (*relu)(float* x, int64_t rows, int64_t cols, int64_t ld);
   /**
@@ -124,8 +128,7 @@ struct KlGradSchedule {
   int workers = 1;
   size_t slotBytes = 0;  // scratch per worker
   std::vector<KlGradTask> tasks;
-  TileGemm scores{TileGemmShape{}}, logits{TileGemmShape{}}, weightGrad{TileGemmShape{}}, queryGrad{TileGemmShape{}},
-      keyGrad{TileGemmShape{}};
+  TileGemm scores{TileGemmShape{}}, weightGrad{TileGemmShape{}}, queryGrad{TileGemmShape{}}, keyGrad{TileGemmShape{}};
 };
 
 /** Floats of the dk partials: sum over batches of chunks * kRows * 128 (partial0 filled by klGradAssignPartials). */

@@ -48,7 +48,7 @@ RowScratch carve(Arena& arena, const KlGradProblem& p, const KlGradSchedule& s) 
   const size_t op = operandBytes(p.dtype);
   const int64_t n1 = p.heads, slots = s.slots;
   size_t gemmBytes = 0;
-  for (const TileGemm* g : {&s.scores, &s.logits, &s.weightGrad, &s.queryGrad, &s.keyGrad}) {
+  for (const TileGemm* g : {&s.scores, &s.weightGrad, &s.queryGrad, &s.keyGrad}) {
     gemmBytes = std::max(gemmBytes, g->scratchBytes());
   }
   RowScratch r{};
@@ -89,21 +89,24 @@ int64_t validEntries(const KlGradProblem& p, const KlGradBatch& b, int64_t i, co
   return n;
 }
 
-/** y over the n entries into r.logits, dI into r.gradLogits (zeros up to `width`), y into softmaxOut. */
+/**
+ * y over the n entries into r.logits, dI into r.gradLogits (zeros up to `width`), y into softmaxOut. The two sums run
+ * in double (the common factor 1 / s of a row's y would otherwise carry the sequential fp32 sum's error into every dw,
+ * which cancels over the slots); y_j = fp32(e_j / s) and dI_j = fp32(y_j P - p_j) are each rounded once.
+ */
 void softmaxGrad(const float* target, int64_t n, int64_t width, RowScratch& r, float* softmaxOut) {
   float top = r.logits[0];
   for (int64_t j = 1; j < n; ++j) top = r.logits[j] > top ? r.logits[j] : top;
-  float sum = 0.0f;
+  double sum = 0.0, mass = 0.0;
   for (int64_t j = 0; j < n; ++j) {
     r.logits[j] = std::exp(r.logits[j] - top);
     sum += r.logits[j];
   }
-  float mass = 0.0f;
   for (int64_t j = 0; j < n; ++j) mass += target[r.slot[j]];
   for (int64_t j = 0; j < n; ++j) {
-    const float y = r.logits[j] / sum;
+    const float y = static_cast<float>(static_cast<double>(r.logits[j]) / sum);
     softmaxOut[r.slot[j]] = y;
-    r.gradLogits[j] = std::fma(y, mass, -target[r.slot[j]]);
+    r.gradLogits[j] = static_cast<float>(static_cast<double>(y) * mass - static_cast<double>(target[r.slot[j]]));
   }
   std::fill(r.gradLogits + n, r.gradLogits + width, 0.0f);
 }
@@ -144,9 +147,7 @@ void gradRow(const KlGradProblem& p, const KlGradSchedule& s, const KlGradIo& io
     k.gemm(s.scores, query, at(r.keys, blk * kBlock * kD, op), r.scores + blk * kBlock, r.gemm);
   }
   k.relu(r.scores, n1, width, slots);
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    k.gemm(s.logits, w, r.scores + blk * kBlock, r.logits + blk * kBlock, r.gemm);
-  }
+  k.logits(w, r.scores, n1, n, slots, r.logits);
   softmaxGrad(io.target + t * p.topk, n, width, r, softmaxOut);
   std::fill(dw, dw + n1, 0.0f);
   for (int64_t blk = 0; blk < blocks; ++blk) {
@@ -222,8 +223,6 @@ KlGradSchedule klGradSchedule(const KlGradProblem& p, const KlGradKernels& kerne
   const int64_t n1 = p.heads, slots = s.slots;
   // S block [N1, 64] (ld slots) = q [N1, 128] . keys block^T (stored [64, 128])
   s.scores = product(n1, kBlock, kD, false, true, kD, kD, slots, input, p.sums, 0.0f);
-  // I block [1, 64] = w [1, N1] . R block [N1, 64] (ld slots)
-  s.logits = product(1, kBlock, n1, false, false, n1, slots, kBlock, ACL_FLOAT, GemmSums::Sequential, 0.0f);
   // dw [1, N1] += dI block [1, 64] . R block^T (R stored [N1, 64], ld slots)
   s.weightGrad = product(1, n1, kBlock, false, true, kBlock, slots, n1, ACL_FLOAT, GemmSums::Sequential, 1.0f);
   // dq [N1, 128] += dS block [N1, 64] (ld slots) . keys block [64, 128]

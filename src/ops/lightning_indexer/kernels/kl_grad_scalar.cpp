@@ -21,6 +21,14 @@ void widenScalar(aclDataType dtype, const void* from, int64_t count, float* to) 
   for (int64_t i = 0; i < count; ++i) to[i] = widenBits(dtype, bits[i]);
 }
 
+void logitsScalar(const float* w, const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  for (int64_t c = 0; c < cols; ++c) {
+    double sum = 0.0;
+    for (int64_t r = 0; r < rows; ++r) sum += static_cast<double>(w[r]) * static_cast<double>(x[r * ld + c]);
+    out[c] = static_cast<float>(sum);
+  }
+}
+
 void reluScalar(float* x, int64_t rows, int64_t cols, int64_t ld) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = x + r * ld;
@@ -72,7 +80,7 @@ void gemmScalar(const TileGemm& gemm, const void* a, const void* b, float* c, vo
 
 }  // namespace
 
-const KlGradKernels kKlGradScalarKernels{widenScalar,  reluScalar,      gradScoresScalar, addScalar,
-                                         narrowScalar, sumNarrowScalar, gemmScalar};
+const KlGradKernels kKlGradScalarKernels{widenScalar, logitsScalar, reluScalar,      gradScoresScalar,
+                                         addScalar,   narrowScalar, sumNarrowScalar, gemmScalar};
 
 }  // namespace gradkit::kernels
