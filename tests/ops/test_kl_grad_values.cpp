@@ -42,9 +42,9 @@ std::vector<KlCase> cases() {
     KlCase c;  // TND causal cr 1 (the upstream example's rule), junk indices and p
     c.dtype = dtype, c.heads = 64, c.topk = 130, c.qLens = {40, 150}, c.kLens = {30, 140}, c.junk = true;
     out.push_back(c);
-    KlCase d;  // BSND causal cr 2, seqused_q with an empty batch, N1 = 1
+    KlCase d;  // BSND causal cr 2, seqused: a batch without queries, one without keys; N1 = 1
     d.tnd = false, d.dtype = dtype, d.heads = 1, d.topk = 8, d.cmpRatio = 2, d.qLens = {12, 12, 12},
-    d.kLens = {7, 7, 7}, d.usedQ = {12, 0, 5}, d.residual = {1, 0, 1};
+    d.kLens = {7, 7, 7}, d.usedQ = {12, 0, 5}, d.usedK = {7, 3, 0}, d.residual = {1, 0, 1};
     out.push_back(d);
   }
   return out;

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/ usr / bin / env python3
 """Speed peer for `gradkit bench` (SparseLightningIndexerKLLossGrad rows): times PyTorch's autograd of the loss whose
 gradients the op computes (include/aclnnop/aclnn_sparse_lightning_indexer_kl_loss_grad.h), on the case's tensors in
 their dtype: per query row the selected keys k[idx] gathered, S = q . k (io dtype), I = w . ReLU(S) (fp32: w is fp32),
@@ -52,7 +52,7 @@ def batches(args, bsnd_sizes, extra):
     return out
 
 
-def main():
+def parse(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", required=True)
     parser.add_argument("--dtype", required=True)
@@ -62,12 +62,19 @@ def main():
     parser.add_argument("--chunk", type=int, default=1024)
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    return parser.parse_args(argv)
 
+
+def build(args, compute=None):
+    """The case's leaves (q, k, w; cast to `compute` when given) and step(), which runs the loss's forward and
+    backward over every row chunk, accumulating into the leaves' .grad."""
     q = load(args.dir, "q", args.dtype)
     k = load(args.dir, "k", args.dtype)
+    if compute is not None:
+        q, k = q.to(compute), k.to(compute)
     w = load(args.dir, "w")
+    if compute is not None:
+        w = w.to(compute)
     idx = load(args.dir, "sparse_indices").long()
     p = load(args.dir, "p")
     extra = [load(args.dir, name) for name in ("cu_q", "cu_k", "residual", "seqused_q", "seqused_k")]
@@ -79,7 +86,7 @@ def main():
     idx = idx.reshape(-1, topk)
     p = p.reshape(-1, topk)
 
-    # Per used row: its global row, the global key of every slot (0 where invalid) and the validity mask.
+#Per used row : its global row, the global key of every slot(0 where invalid) and the validity mask.
     rows, keys, valid = [], [], []
     slot = torch.arange(topk)
     for q0, q_used, k0, k_used, res in batches(args, sizes, extra):
@@ -97,7 +104,7 @@ def main():
     rows = torch.tensor(rows)
     keys = torch.stack(keys)
     valid = torch.stack(valid)
-    target = torch.where(valid, p[rows], torch.zeros(()))
+    target = torch.where(valid, p[rows], torch.zeros(())).to(w.dtype)
 
     q_leaf = q.detach().requires_grad_(True)
     k_leaf = k.detach().requires_grad_(True)
@@ -109,16 +116,24 @@ def main():
             m = valid[begin:begin + args.chunk]
             selected = k_leaf[keys[begin:begin + args.chunk]]  # [rows, K, D]
             scores = torch.einsum("thd,tkd->thk", q_leaf[r], selected)
-            logits = torch.einsum("th,thk->tk", w_leaf[r], torch.relu(scores).float())
+            logits = torch.einsum("th,thk->tk", w_leaf[r], torch.relu(scores).to(w_leaf.dtype))
             log_y = torch.log_softmax(logits.masked_fill(~m, float("-inf")), dim=-1)
             loss = -(target[begin:begin + args.chunk] * log_y.masked_fill(~m, 0.0)).sum()
             loss.backward()
+
+    return step, (q_leaf, k_leaf, w_leaf)
+
+
+def main():
+    args = parse()
+    torch.set_num_threads(args.threads)
+    step, leaves = build(args)
 
     def timed():
         start = time.perf_counter()
         step()
         elapsed = time.perf_counter() - start
-        for t in (q_leaf, k_leaf, w_leaf):
+        for t in leaves:
             t.grad = None
         return elapsed
 
