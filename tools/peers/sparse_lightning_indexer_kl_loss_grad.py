@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """Speed peer for `gradkit bench` (SparseLightningIndexerKLLossGrad rows): times PyTorch's autograd of the loss whose
 gradients the op computes (include/aclnnop/aclnn_sparse_lightning_indexer_kl_loss_grad.h), on the case's tensors in
 their dtype: per query row the selected keys k[idx] gathered, S = q . k (io dtype), I = w . ReLU(S) (fp32: w is fp32),
@@ -86,7 +86,7 @@ def build(args, compute=None):
     idx = idx.reshape(-1, topk)
     p = p.reshape(-1, topk)
 
-#Per used row : its global row, the global key of every slot(0 where invalid) and the validity mask.
+    # Per used row: its global row, the global key of every slot (0 where invalid) and the validity mask.
     rows, keys, valid = [], [], []
     slot = torch.arange(topk)
     for q0, q_used, k0, k_used, res in batches(args, sizes, extra):
