@@ -180,9 +180,7 @@ struct KlData {
     kernels::KlGradProblem p = ops::klProblemOf(dims, seq, c.maskMode, c.cmpRatio, c.dtype);
     p.sums = sums;
     const kernels::KlGradSchedule s = kernels::klGradSchedule(p, table, threads);
-    int64_t floats = 0;
-    for (const kernels::KlGradBatch& b : p.batches) floats += b.chunks * b.kRows * 128;
-    std::vector<float> partials(static_cast<size_t>(floats));
+    std::vector<float> partials(static_cast<size_t>(kernels::klGradPartialFloats(p)));
     std::vector<unsigned char> scratch(static_cast<size_t>(s.workers) * s.slotBytes + 64);
     kernels::KlGradIo io;
     io.q = q.data(), io.k = k.data(), io.w = reinterpret_cast<const float*>(w.data());

@@ -27,8 +27,7 @@ KlGradPlan planKlGrad(const KlGradArgs& args) {
     const TilePathChoice choice = chooseTilePath(ACL_BF16);
     if (choice.path == TilePath::NativeBf16) plan.problem.sums = choice.tileSums;
   }
-  int64_t partialFloats = 0;
-  for (const kernels::KlGradBatch& b : plan.problem.batches) partialFloats += b.chunks * b.kRows * kernels::kKlHeadDim;
+  const int64_t partialFloats = kernels::klGradPartialFloats(plan.problem);
   plan.schedule = kernels::klGradSchedule(
       plan.problem, chooseKernels(kernels::kKlGradSimdKernels, kernels::kKlGradScalarKernels), threadCount());
   plan.partials = booking.bookArray("dk partials", static_cast<uint64_t>(partialFloats), sizeof(float));

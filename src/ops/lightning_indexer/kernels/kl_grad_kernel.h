@@ -131,8 +131,11 @@ struct KlGradSchedule {
   TileGemm scores{TileGemmShape{}}, weightGrad{TileGemmShape{}}, queryGrad{TileGemmShape{}}, keyGrad{TileGemmShape{}};
 };
 
-/** Floats of the dk partials: sum over batches of chunks * kRows * 128 (partial0 filled by klGradAssignPartials). */
+/** Chooses each batch's dk tasks (chunks) and its partials' offset (partial0); returns klGradPartialFloats. */
 int64_t klGradAssignPartials(KlGradProblem& problem);
+
+/** Floats of the dk partials of a problem whose partials are assigned: sum over batches of chunks * kRows * 128. */
+int64_t klGradPartialFloats(const KlGradProblem& problem);
 
 /** The schedule of a problem (batches' chunks and partials assigned) for `threads` workers. */
 KlGradSchedule klGradSchedule(const KlGradProblem& problem, const KlGradKernels& kernels, int threads);

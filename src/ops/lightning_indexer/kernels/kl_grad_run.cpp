@@ -214,6 +214,12 @@ int64_t klGradAssignPartials(KlGradProblem& p) {
   return floats;
 }
 
+int64_t klGradPartialFloats(const KlGradProblem& p) {
+  int64_t floats = 0;
+  for (const KlGradBatch& b : p.batches) floats += b.chunks * b.kRows * kD;
+  return floats;
+}
+
 KlGradSchedule klGradSchedule(const KlGradProblem& p, const KlGradKernels& kernels, int threads) {
   KlGradSchedule s;
   s.kernels = &kernels;
