@@ -107,6 +107,13 @@ aclTensor* mhcFloatOutput(OpCall& call, const std::vector<int64_t>& shape) {
   return shaped(call, ACL_FLOAT, sizeof(float), shape, true);
 }
 
+aclTensor* int32Input(OpCall& call, const std::vector<int32_t>& values, std::vector<int64_t> shape) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  aclTensor* tensor = shaped(call, ACL_INT32, sizeof(int32_t), shape, false);
+  std::memcpy(call.inputs.back()->data(), values.data(), values.size() * sizeof(int32_t));
+  return tensor;
+}
+
 namespace {
 
 // 300 elements: several mask blocks of 128 and a tail. Inputs are read with stride 2 (every other element), so the
@@ -262,14 +269,6 @@ std::unique_ptr<OpCall> dropoutV3Grad() {
 constexpr int64_t kCmpSeq = 8, kCmpHidden = 1024, kCmpHeadDim = 128, kCmpCoff = 2, kCmpRatio = 4;
 constexpr int64_t kCmpChannels = kCmpCoff * kCmpHeadDim, kCmpRows = (kCmpSeq + kCmpRatio - 1) / kCmpRatio;
 constexpr int64_t kCmpBlockRows = kCmpCoff * kCmpRatio;
-
-/** An INT32 input of `values`, 1-d unless a `shape` is given. */
-aclTensor* int32Input(OpCall& call, const std::vector<int32_t>& values, std::vector<int64_t> shape = {}) {
-  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
-  aclTensor* tensor = shaped(call, ACL_INT32, sizeof(int32_t), shape, false);
-  std::memcpy(call.inputs.back()->data(), values.data(), values.size() * sizeof(int32_t));
-  return tensor;
-}
 
 /** The three ways a compressor call addresses its state cache. */
 enum class CacheKind { Paged, PagedPaddedStride, Ring };
@@ -578,6 +577,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnCompressor", compressorPaddedStride, "PaddedStrideDim0"},
       {"aclnnCompressor", compressorRing, "RingCache"},
       {"aclnnCompressorGrad", compressorGrad},
+      {"aclnnSparseLightningIndexerKLLossGradMetadata", klLossGradMetadata},
+      {"aclnnSparseLightningIndexerKLLossGrad", klLossGrad},
       {"aclnnFlashAttentionScore", flashAttentionScore},
       {"aclnnFlashAttentionScoreV2", flashAttentionScoreV2},
       {"aclnnFlashAttentionVarLenScore", flashAttentionVarLenScore},

@@ -76,6 +76,8 @@ aclTensor* mhcFloat(OpCall& call, const std::vector<int64_t>& shape, float base)
 aclTensor* mhcBf16(OpCall& call, const std::vector<int64_t>& shape, float base);
 /** A FLOAT output of `shape`. */
 aclTensor* mhcFloatOutput(OpCall& call, const std::vector<int64_t>& shape);
+/** An INT32 input of `values`, 1-d unless a `shape` is given. */
+aclTensor* int32Input(OpCall& call, const std::vector<int32_t>& values, std::vector<int64_t> shape = {});
 
 // The mHC calls (resource_failure_calls_mhc.cpp).
 std::unique_ptr<OpCall> mhcPre();
@@ -91,11 +93,15 @@ std::unique_ptr<OpCall> mhcPreSinkhornBackward();
 std::unique_ptr<OpCall> blockAttentionResiduals();
 std::unique_ptr<OpCall> blockAttentionResidualsGrad();
 
-// The sparse attention metadata calls (resource_failure_calls_smla.cpp).
+// The sparse attention calls (resource_failure_calls_smla.cpp).
 std::unique_ptr<OpCall> sparseFlashMlaMetadata();
 std::unique_ptr<OpCall> sparseFlashMlaGradMetadata();
 std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1NormMetadata();
 std::unique_ptr<OpCall> sparseFlashMla();
+
+// The lightning indexer calls (resource_failure_calls_lightning_indexer.cpp).
+std::unique_ptr<OpCall> klLossGrad();
+std::unique_ptr<OpCall> klLossGradMetadata();
 
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();
