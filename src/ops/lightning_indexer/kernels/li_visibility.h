@@ -1,0 +1,37 @@
+// Which compressed keys a query row of the lightning indexer sees (spec lightning_indexer.md 2, 3.2, 7.3): the one
+// formula of LightningIndexerV2 (which keys it may select) and SparseLightningIndexerKLLossGrad (which slots are
+// valid). Compressed entry s of a batch covers the uncompressed tokens [s * cr, (s + 1) * cr); a batch that has seen
+// L = Sk * cr + res tokens (res = cmpResidualK[b] < cr, not yet compressed) aligns its Sq query rows right-down, so
+// row i stands at the absolute position p_i = Sk * cr + res - Sq + i and, with the right-down causal mask, sees entry
+// s iff the whole block of s lies at or before it: (s + 1) * cr <= p_i + 1.
+#pragma once
+
+#include <cstdint>
+
+namespace gradkit::kernels {
+
+/** maskMode values: no mask (every used key) and right-down causal on the uncompressed axis. */
+inline constexpr int64_t kLiMaskNone = 0;
+inline constexpr int64_t kLiMaskRightDownCausal = 3;
+
+/** p_i = keys * cmpRatio + residual - queries + row (may be negative: such a row sees nothing). */
+inline constexpr int64_t liQueryPosition(int64_t keys, int64_t cmpRatio, int64_t residual, int64_t queries,
+                                         int64_t row) {
+  return keys * cmpRatio + residual - queries + row;
+}
+
+/**
+ * c_i, the number of leading compressed keys row `row` of a batch sees: every used key (`keys`) without a mask;
+ * with kLiMaskRightDownCausal floor((p_i + 1) / cmpRatio) clamped to [0, keys] (a negative numerator sees nothing;
+ * the clamp matters only for residual >= cmpRatio, which the checks reject). cmpRatio >= 1.
+ */
+inline constexpr int64_t liVisibleKeys(int64_t maskMode, int64_t keys, int64_t cmpRatio, int64_t residual,
+                                       int64_t queries, int64_t row) {
+  if (maskMode != kLiMaskRightDownCausal) return keys;
+  const int64_t numerator = liQueryPosition(keys, cmpRatio, residual, queries, row) + 1;
+  if (numerator <= 0) return 0;
+  const int64_t visible = numerator / cmpRatio;
+  return visible < keys ? visible : keys;
+}
+
+}  // namespace gradkit::kernels
