@@ -36,6 +36,12 @@ void writeView(OpCase& c, const std::string& key, const std::vector<double>& val
   tensor.upload();
 }
 
+void writeInts(OpCase& c, const std::string& key, const std::vector<int64_t>& values) {
+  std::vector<double> dense(static_cast<size_t>(c.spec(key).numel()), 0.0);
+  for (size_t i = 0; i < dense.size() && i < values.size(); ++i) dense[i] = static_cast<double>(values[i]);
+  writeView(c, key, dense);
+}
+
 void storeGoldenAt(OpCase& c, const std::string& key, const std::vector<int64_t>& index,
                    const std::vector<double>& values) {
   std::vector<unsigned char>& golden = c.golden(key);

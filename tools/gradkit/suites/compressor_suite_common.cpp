@@ -85,13 +85,6 @@ void parseCache(const json& testCase, SplitMix64& random, CompressorCase& cc) {
   cc.nullIntermediates = intermediates == "null";
 }
 
-// Writes `values` into the int tensor `key` (as many as its view holds; the rest 0).
-void writeInts(OpCase& c, const std::string& key, const std::vector<int64_t>& values) {
-  std::vector<double> dense(static_cast<size_t>(c.spec(key).numel()), 0.0);
-  for (size_t i = 0; i < dense.size() && i < values.size(); ++i) dense[i] = static_cast<double>(values[i]);
-  writeView(c, key, dense);
-}
-
 // The tolerance row of spec 6.2 for `row`.
 struct Tolerance {
   double rtol;
