@@ -75,10 +75,9 @@ Slot carve(const LiV2Problem& p, const LiV2Schedule& s, void* base, size_t* byte
     slot.kWide = c.take<float>(static_cast<size_t>(s.keyTile * kLiV2Dim));
   }
   slot.gemm = c.take<unsigned char>(liv2GemmScratchBytes(productShape(p, s.blockRows * p.heads, s.keyTile, s.keyTile)));
-  const auto selected = static_cast<size_t>(std::min(p.topk, std::max<int64_t>(s.maxKeys, 1)));
-  slot.topk.keys = c.take<uint32_t>(static_cast<size_t>(std::max<int64_t>(s.maxKeys, 1)));
-  slot.topk.items = c.take<uint64_t>(selected);
-  slot.topk.spare = c.take<uint64_t>(selected);
+  const auto keys = static_cast<size_t>(std::max<int64_t>(s.maxKeys, 1));
+  slot.topk.items = c.take<uint64_t>(keys);
+  slot.topk.spare = c.take<uint64_t>(keys);
   if (bytes != nullptr) *bytes = c.used;
   return slot;
 }

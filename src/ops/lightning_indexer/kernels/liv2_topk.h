@@ -18,9 +18,8 @@ inline uint32_t liv2SortKey(float score) {
   return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
 }
 
-/** Scratch of one selection: `keys` for `count` scores, `items` and `spare` for n entries each. */
+/** Scratch of one selection: `items` and `spare` for `count` entries each. */
 struct LiV2TopkScratch {
-  uint32_t* keys = nullptr;
   uint64_t* items = nullptr;
   uint64_t* spare = nullptr;
 };
@@ -28,8 +27,9 @@ struct LiV2TopkScratch {
 /**
  * Writes the n = min(topk, count) best entries of scores[0 .. count) to indices[0 .. n) (the entry's position +
  * offset) and, when `values` is not null, values[0 .. n) (its score), best first, equal keys by lower position; then
- * -1 and -inf up to topk. Radix selection of the n-th key (8 bits at a time from the top), a gather in position order
- * and a stable LSD radix sort of the gathered keys.
+ * -1 and -inf up to topk. A stable LSD radix sort of all `count` entries by key (four 8-bit passes over
+ * (inverted key << 32 | position), their histograms counted in one pass, passes with a single digit skipped), then the
+ * first n: no more work than a radix selection of the n-th key followed by a sort of the n selected.
  */
 void liv2SelectTopk(const float* scores, int64_t count, int64_t topk, int64_t offset, int32_t* indices, float* values,
                     const LiV2TopkScratch& scratch);
