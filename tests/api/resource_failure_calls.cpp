@@ -585,6 +585,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnFlashAttentionScoreGradV2", flashAttentionScoreGradV2},
       {"aclnnFlashAttentionUnpaddingScoreGrad", flashAttentionUnpaddingScoreGrad},
       {"aclnnFlashAttentionScoreGradV4", flashAttentionScoreGradV4},
+      {"aclnnLightningIndexerV2", lightningIndexerV2},
+      {"aclnnLightningIndexerV2Metadata", lightningIndexerV2Metadata},
   };
   return ops;
 }

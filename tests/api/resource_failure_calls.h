@@ -91,6 +91,10 @@ std::unique_ptr<OpCall> mhcPreSinkhornBackward();
 std::unique_ptr<OpCall> blockAttentionResiduals();
 std::unique_ptr<OpCall> blockAttentionResidualsGrad();
 
+// The lightning indexer calls (resource_failure_calls_liv2.cpp).
+std::unique_ptr<OpCall> lightningIndexerV2();
+std::unique_ptr<OpCall> lightningIndexerV2Metadata();
+
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();
 
