@@ -408,8 +408,6 @@ TEST(LiV2Checks, A2A3Profiles) {
         kApi, Config{},
         std::vector<R>{
             {"topk 2500", [](Call& c) { c.topk = 2500; }, 161002, "topk", "3072, 4096", "2500"},
-            {"maxSeqlenQ", [](Call& c) { c.maxSeqlenQ = 6; }, 161002, "maxSeqlenQ", "exists only in the Ascend950",
-             "6"},
             {"seqused_q",
              [](Call& c) {
                c.sequsedQ = c.ints({6, 6});
@@ -426,9 +424,10 @@ TEST(LiV2Checks, A2A3Profiles) {
              },
              161002, "sequsedKOptional", "seqused_k goes with PA_BBND only", "a tensor of shape [2]"},
         });
-    Call call{Config{}};  // metadata and cmpResidualK optional there; topk 3072 allowed
+    Call call{Config{}};  // metadata and cmpResidualK optional there, maxSeqlenQ ignored; topk 3072 allowed
     call.metadata = nullptr;
     call.residual = nullptr;
+    call.maxSeqlenQ = 64;
     EXPECT_EQ(call.call().status, ACLNN_SUCCESS) << name << ": " << aclGetRecentErrMsg();
     Call big{Config{}};
     big.topk = 3072;

@@ -9,7 +9,8 @@
 //   != 0 on Ascend950, blockTable and sequsedK with PA_BBND; conditionally required tensors missing are 161001 as a
 //   null pointer), features (N2 = 1, D = 128, N1 in [1, 64], q not empty) and the shapes that must agree.
 //   The A2/A3 profiles (GRADKIT_SOC) take upstream's arch22 rules: topk in [1, 2048] or a multiple of 1024 up to
-//   8192, no sequsedQ, outputIdxOffset or maxSeqlenQ other than -1... (spec 11); metadata and cmpResidualK optional.
+//   8192, no sequsedQ or outputIdxOffset, sequsedK with PA_BBND only (spec 11); metadata, cmpResidualK and maxSeqlenQ
+//   optional (maxSeqlenQ, a hint on Ascend950, is ignored there as by the arch22 tiling).
 //   Then gradkit's own: B <= 2^24, private formats, the memory rules, and last the values read from host memory
 //   (liv2_check_values.cpp).
 #include "ops/lightning_indexer/liv2_check.h"
@@ -101,11 +102,6 @@ aclnnStatus checkAttributes(const LiV2Args& a, const Profile& profile) {
   }
   if (a.maxSeqlenQ < -1 || a.maxSeqlenQ > INT32_MAX) {
     return fail(ACLNN_ERR_PARAM_INVALID, kApi, "maxSeqlenQ", "-1 (unknown) or a length in [0, 2147483647]",
-                std::to_string(a.maxSeqlenQ));
-  }
-  if (!profile.ascend950 && a.maxSeqlenQ != -1) {
-    return fail(ACLNN_ERR_PARAM_INVALID, kApi, "maxSeqlenQ",
-                "-1 (max_seqlen_q exists only in the Ascend950 profile)" + inProfile(profile),
                 std::to_string(a.maxSeqlenQ));
   }
   if (a.returnValue != 0 && a.returnValue != 1) {
