@@ -44,7 +44,7 @@ class CaseInputs {
 /** Writes `values` into the tensor's view (rounded to its dtype) and uploads its storage. */
 void writeView(OpCase& c, const std::string& key, const std::vector<double>& values);
 
-/** Writes `values` into the int tensor `key`'s view (as many as it holds; the rest 0) and uploads its storage. */
+/** Writes integer `values` into the tensor's view (as many as it holds; the rest 0) and uploads its storage. */
 void writeInts(OpCase& c, const std::string& key, const std::vector<int64_t>& values);
 
 /** Stores `values` (rounded to the output's dtype) as the output's golden. */
