@@ -590,6 +590,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnSparseFlashMlaGradMetadata", sparseFlashMlaGradMetadata},
       {"aclnnSparseFlashMlaSoftmaxL1NormMetadata", sparseFlashMlaSoftmaxL1NormMetadata},
       {"aclnnSparseFlashMla", sparseFlashMla},
+      {"aclnnLightningIndexerV2", lightningIndexerV2},
+      {"aclnnLightningIndexerV2Metadata", lightningIndexerV2Metadata},
   };
   return ops;
 }

@@ -102,6 +102,9 @@ std::unique_ptr<OpCall> sparseFlashMla();
 // The lightning indexer calls (resource_failure_calls_lightning_indexer.cpp).
 std::unique_ptr<OpCall> klLossGrad();
 std::unique_ptr<OpCall> klLossGradMetadata();
+// The lightning indexer calls (resource_failure_calls_liv2.cpp).
+std::unique_ptr<OpCall> lightningIndexerV2();
+std::unique_ptr<OpCall> lightningIndexerV2Metadata();
 
 /** Every operator on main, the mHC, compressor and flash attention entry points included (one line each). */
 const std::vector<ResourceFailureOp>& resourceFailureOps();
