@@ -15,6 +15,13 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclError gradkitSetSoc(const char* socName);
 
 /**
+ * The AI cores of the emulated chip (what CANN reads from the device; the metadata operators plan with them): cube
+ * (AIC) cores when `vector` is 0, vector (AIV) cores otherwise. Ascend950 32 / 64 (assumed), Ascend910B and
+ * Ascend910_93 24 / 48.
+ */
+ACL_FUNC_VISIBILITY uint32_t gradkitAiCoreCount(int vector);
+
+/**
  * Sets the threads gradkit's kernels use from the next operator call on (`threads` >= 1), overriding
  * GRADKIT_NUM_THREADS; 0 restores the default (GRADKIT_NUM_THREADS, else the number of cores). The results are the
  * same bits for any count. Returns ACL_ERROR_INVALID_PARAM for a negative count (nothing changes).

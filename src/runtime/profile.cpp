@@ -78,3 +78,8 @@ bool isOpDisabled(std::string_view api) {
 extern "C" const char* aclrtGetSocName(void) { return gradkit::rt::socName(gradkit::rt::currentSoc()); }
 
 extern "C" const char* gradkitVersion(void) { return GRADKIT_VERSION; }
+
+extern "C" uint32_t gradkitAiCoreCount(int vector) {
+  const gradkit::rt::Soc soc = gradkit::rt::currentSoc();
+  return static_cast<uint32_t>(vector != 0 ? gradkit::rt::aivCores(soc) : gradkit::rt::aicCores(soc));
+}

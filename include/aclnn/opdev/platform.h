@@ -2,9 +2,7 @@
 // (op::GetCurrentPlatformInfo().GetCurNpuArch() == NpuArch::DAV_3510, as upstream's example programs do). Header-only:
 // every answer follows the emulated SoC profile (GRADKIT_SOC or gradkitSetSoc, read through aclrtGetSocName() on each
 // call): Ascend950 is DAV_3510, Ascend910B and Ascend910_93 are DAV_2201.
-// Core counts are gradkit's choice for the emulated chips (what CANN would read from the device): Ascend950 28 cube
-// (AIC) and 56 vector (AIV) cores, Ascend910B and Ascend910_93 24 and 48. aclnnLightningIndexerV2Metadata plans with
-// them.
+// Core counts are the profile's (gradkitAiCoreCount in gradkit/gradkit.h), the ones every metadata operator plans with.
 #ifndef GRADKIT_ACLNN_OPDEV_PLATFORM_H_
 #define GRADKIT_ACLNN_OPDEV_PLATFORM_H_
 
@@ -14,6 +12,7 @@
 #include <string>
 
 #include "acl/acl_rt.h"
+#include "gradkit/gradkit.h"
 
 /** NPU architecture codes (DAV = Da Vinci). Declared at global scope as CANN does (programs write NpuArch::DAV_3510).
  */
@@ -75,10 +74,10 @@ class PlatformInfo {
   }
   /** Device 0 (gradkit emulates one device). */
   int32_t GetDeviceId() const { return 0; }
-  /** Cube (AIC) cores: 28 on Ascend950, 24 on Ascend910B and Ascend910_93. */
-  uint32_t GetCubeCoreNum() const { return GetSocVersion() == SocVersion::ASCEND950 ? 28U : 24U; }
-  /** Vector (AIV) cores: twice the cube cores. */
-  uint32_t GetVectorCoreNum() const { return 2U * GetCubeCoreNum(); }
+  /** Cube (AIC) cores of the profile (gradkitAiCoreCount). */
+  uint32_t GetCubeCoreNum() const { return gradkitAiCoreCount(0); }
+  /** Vector (AIV) cores of the profile. */
+  uint32_t GetVectorCoreNum() const { return gradkitAiCoreCount(1); }
   /** Always valid (the profile always names a SoC). */
   bool Valid() const { return true; }
 };

@@ -9,6 +9,7 @@
 #include "core/int_math.h"
 #include "opapi/tensor_copy.h"
 #include "ops/lightning_indexer/kl_grad_check.h"
+#include "runtime/profile.h"
 
 namespace gradkit::ops {
 namespace {
@@ -30,7 +31,7 @@ std::array<int32_t, 64> image950(const KlGradMetadataArgs& a, const KlMetadataVa
   uint32_t total = 0;
   const int64_t batch = klMetadataQueryBatch(a, tnd).batch;
   for (int64_t b = 0; b < batch; ++b) total += static_cast<uint32_t>(queryRowsOf(a, v, tnd, b));
-  const auto cores = static_cast<uint32_t>(kKlAicCores950);
+  const auto cores = static_cast<uint32_t>(rt::aicCores(rt::Soc::Ascend950));
   const uint32_t former = total / cores + (total % cores != 0 ? 1u : 0u);
   std::array<int32_t, 64> image{};
   const uint32_t words[] = {total, former, former - 1u, former * cores - total, std::min(total, cores)};
@@ -126,7 +127,7 @@ class A2Split {
 
 std::array<int32_t, 64> imageA2(const KlGradMetadataArgs& a, const KlMetadataValues& v, bool tnd) {
   const int64_t total = klMetadataQueryRows(a, v, tnd);
-  const int64_t cores = std::min({total, kKlAicCoresA2, kKlA2MaxCores});
+  const int64_t cores = std::min({total, rt::aicCores(rt::Soc::Ascend910B), kKlA2MaxCores});
   const int64_t fixedLoad = std::min<int64_t>(256, std::min<int64_t>(a.topk, std::max<int64_t>(64, a.topk / 4)));
   std::vector<int64_t> loads(static_cast<size_t>(total), 0);
   size_t row = 0;

@@ -18,9 +18,6 @@
 
 namespace gradkit::ops {
 
-/** The AI Cube core counts gradkit reports to this op's metadata (Ascend950 / Ascend910B, Ascend910_93). */
-inline constexpr int64_t kKlAicCores950 = 32;
-inline constexpr int64_t kKlAicCoresA2 = 24;
 /** bS1Index entries of the A2/A3 image. */
 inline constexpr int64_t kKlA2MaxCores = 25;
 
