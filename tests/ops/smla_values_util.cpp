@@ -182,12 +182,16 @@ Data::Data(const Spec& spec) : s(spec) {
         drawList(s.oriKind, s.oriK, w.lo, w.hi, p.batches[at(b)].s2, rng, oriIdx.data() + t * s.oriK);
         const int64_t most = std::min(s.oriK, w.hi - w.lo);
         if (s.oriLengths) oriLen[at(t)] = static_cast<int32_t>(rng() % 3 == 0 ? most : rng() % (most + 1));
+        if (!s.oriList.empty()) std::copy_n(s.oriList.begin() + logical * s.oriK, s.oriK, oriIdx.begin() + t * s.oriK);
+        if (!s.oriLengthList.empty()) oriLen[at(t)] = s.oriLengthList[at(logical)];
       }
       const int64_t thr = s.hasCmp() ? golden::smlaCmpThreshold(p, b, i) : 0;
       if (s.cmpK > 0) {
         drawList(s.cmpKind, s.cmpK, 0, thr, p.batches[at(b)].cmp, rng, cmpIdx.data() + t * s.cmpK);
         const int64_t most = std::min(s.cmpK, thr);
         if (s.cmpLengths) cmpLen[at(t)] = static_cast<int32_t>(rng() % 3 == 0 ? most : rng() % (most + 1));
+        if (!s.cmpList.empty()) std::copy_n(s.cmpList.begin() + logical * s.cmpK, s.cmpK, cmpIdx.begin() + t * s.cmpK);
+        if (!s.cmpLengthList.empty()) cmpLen[at(t)] = s.cmpLengthList[at(logical)];
       }
     }
   }

@@ -51,8 +51,10 @@ struct Spec {
   int64_t oriK = 0, cmpK = 0;  // index lists (0: dense part)
   IndexKind oriKind = IndexKind::Valid, cmpKind = IndexKind::Valid;
   bool oriLengths = false, cmpLengths = false;  // topk lengths passed (random in [0, K], at most the mask's count)
-  std::vector<float> sinks;                     // [n1]; empty: uniform in [-1, 1]
-  double scale = 0.044194173824159216;          // 1 / sqrt(512)
+  // Explicit lists and lengths instead of drawn ones: K (or 1) entries per computed row, rows in logical order.
+  std::vector<int32_t> oriList, cmpList, oriLengthList, cmpLengthList;
+  std::vector<float> sinks;             // [n1]; empty: uniform in [-1, 1]
+  double scale = 0.044194173824159216;  // 1 / sqrt(512)
   bool returnLse = true;
   bool lsePlaceholder = false;  // returnLse false: pass a [T, n1, 1] tensor anyway (it must keep its bytes)
   bool stridedQ = false, stridedOut = false, stridedKv = false;

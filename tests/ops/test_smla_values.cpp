@@ -208,5 +208,21 @@ TEST_P(SmlaValues, MatchesTheGoldenUnderTheDoubleBenchmark) {
 INSTANTIATE_TEST_SUITE_P(Cases, SmlaValues, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Named>& param) { return param.param.name; });
 
+// A top-k length past the mask's count (mask 0): spec 2.2 and upstream's kernel read min(K, length) slots, so the
+// duplicates in the slots past S2act (C) are keys. Fails while the golden reads min(K, length, S2act) (see
+// tests/core/test_sparse_flash_mla_golden_counts.cpp; reported to the lead).
+TEST(SmlaValues, TopkLengthsPastTheMaskCountAreReadInFull) {
+  Spec s;
+  s.qRows = {2}, s.oriRows = {3}, s.oriMode = 0, s.winLeft = -1, s.winRight = -1;
+  s.oriK = 6, s.oriLengths = true;
+  s.oriList = {2, 1, 0, 0, 1, 2, 0, 1, 2, 2, -1, 0}, s.oriLengthList = {6, 6};  // 6 and 4 keys
+  Data ori(s);
+  EXPECT_TRUE(matchesGolden(ori, runApi(ori), nativeBf16Process())) << "ori";
+  s.cmpRows = {2}, s.ratio = 4, s.cmpMode = 0, s.cmpK = 4, s.cmpLengths = true;
+  s.cmpList = {0, 1, 1, 0, 1, 1, 1, 1}, s.cmpLengthList = {4, 3};
+  Data both(s);
+  EXPECT_TRUE(matchesGolden(both, runApi(both), nativeBf16Process())) << "ori and cmp";
+}
+
 }  // namespace
 }  // namespace gradkit::test::smla
