@@ -47,11 +47,17 @@ SmlaSide kvSide(const Spec& s, const std::vector<int64_t>& rows, const std::vect
     stored.shape = {blocks, s.blockSize, 1, kD};
     stored.strides = rowMajorStrides(stored.shape);
     if (s.blockStrideRows > 0) stored.strides[0] = s.blockStrideRows * kD;
+    if (s.kvElementStride) {
+      for (int64_t& stride : stored.strides) stride *= 2;
+    }
   } else if (s.layoutKv == "BSND") {
     side.layout = SmlaLayout::BSND;
     side.tokens = rows[0];
     stored.shape = {s.batch(), rows[0], 1, kD};
     stored.strides = paddedStrides(stored.shape, s.stridedKv ? 32 : 0);
+    if (s.kvElementStride) {
+      for (int64_t& stride : stored.strides) stride *= 2;
+    }
   } else {
     side.layout = SmlaLayout::TND;
     cu = prefixSums(rows);
@@ -59,6 +65,9 @@ SmlaSide kvSide(const Spec& s, const std::vector<int64_t>& rows, const std::vect
     side.tokens = cu.back();
     stored.shape = {side.tokens, 1, kD};
     stored.strides = paddedStrides(stored.shape, s.stridedKv ? 32 : 0);
+    if (s.kvElementStride) {
+      for (int64_t& stride : stored.strides) stride *= 2;
+    }
   }
   return side;
 }
@@ -211,6 +220,9 @@ Data::Data(const Spec& spec) : s(spec) {
     lse.shape = s.returnLse ? (s.bsndQ() ? std::vector<int64_t>{B, 1, s1, s.n1} : std::vector<int64_t>{1, tokens, s.n1})
                             : std::vector<int64_t>{tokens, s.n1, 1};
     lse.strides = rowMajorStrides(lse.shape);
+    if (s.stridedOut) {
+      for (int64_t& stride : lse.strides) stride *= 2;
+    }
   }
 }
 
@@ -239,8 +251,13 @@ struct Call {
       return pool.view(stored.storage.data(), dtype, stored.shape, stored.strides, stored.offset,
                        static_cast<int64_t>(stored.storage.size()));
     };
-    const auto ints = [&pool](const std::vector<int64_t>& shape, const std::vector<int32_t>& v) -> aclTensor* {
-      return v.empty() ? nullptr : int32Tensor(pool, shape, v);
+    const bool strided = s.stridedSmall;
+    const auto ints = [&pool, strided](const std::vector<int64_t>& shape, const std::vector<int32_t>& v) -> aclTensor* {
+      if (v.empty()) return nullptr;
+      if (!strided) return int32Tensor(pool, shape, v);
+      aclTensor* t = pool.makeStrided(ACL_INT32, shape);
+      for (size_t e = 0; e < v.size(); ++e) static_cast<int32_t*>(t->firstElement())[2 * e] = v[e];
+      return t;
     };
     const int64_t B = s.batch(), T = d.tokens;
     d.out.place(std::vector<uint16_t>(at(d.out.numel()), kOutSentinel), kOutSentinel);
@@ -267,8 +284,9 @@ struct Call {
     args.cmpResidualKv = ints({B}, int32s(s.residual));
     args.oriTopkLength = ints(perToken, d.oriLen);
     args.cmpTopkLength = ints(perToken, d.cmpLen);
-    args.sinks = pool.make(ACL_FLOAT, {s.n1});
-    std::memcpy(args.sinks->firstElement(), d.sinks.data(), d.sinks.size() * sizeof(float));
+    args.sinks = strided ? pool.makeStrided(ACL_FLOAT, {s.n1}) : pool.make(ACL_FLOAT, {s.n1});
+    for (int64_t n = 0; n < s.n1; ++n)
+      static_cast<float*>(args.sinks->firstElement())[(strided ? 2 : 1) * n] = d.sinks[at(n)];
     args.metadata = pool.make(ACL_INT32, {1024});
     args.softmaxScale = s.scale;
     args.cmpRatio = s.ratio;

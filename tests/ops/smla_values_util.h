@@ -57,8 +57,11 @@ struct Spec {
   double scale = 0.044194173824159216;  // 1 / sqrt(512)
   bool returnLse = true;
   bool lsePlaceholder = false;  // returnLse false: pass a [T, n1, 1] tensor anyway (it must keep its bytes)
-  bool stridedQ = false, stridedOut = false, stridedKv = false;
-  double qAmplitude = 2.0;  // q uniform in [-a, a], KV in [-1, 1]
+  bool stridedQ = false, stridedOut = false;  // q rows padded; out (and lse) in another order / every stride doubled
+  bool stridedKv = false;                     // KV rows padded (read in place)
+  bool kvElementStride = false;               // KV with every stride doubled (staged by the plan)
+  bool stridedSmall = false;                  // every INT32 tensor and sinks with doubled strides (staged)
+  double qAmplitude = 2.0;                    // q uniform in [-a, a], KV in [-1, 1]
   uint32_t seed = 1;
 
   int64_t batch() const { return static_cast<int64_t>(qRows.size()); }

@@ -180,6 +180,31 @@ std::vector<Named> cases() {
     t.stridedQ = true, t.stridedOut = true, t.stridedKv = true, t.extraQRows = 2;
     add("csa_strided_tnd_fp16", t);
   }
+  {
+    Spec s = compressed("TND", "PA_BBND", 8, ACL_FLOAT16);
+    s.kvElementStride = true, s.stridedSmall = true, s.cmpKind = IndexKind::Hostile, s.qUsed = {3, 4};
+    add("csa_tnd_paged_staged_kv_strided_int32_fp16", s);
+    Spec t = compressed("BSND", "BSND", 6);
+    t.kvElementStride = true, t.stridedSmall = true, t.oriK = 9, t.oriKind = IndexKind::Hostile, t.oriMode = 3;
+    t.winLeft = -1, t.winRight = -1, t.qUsed = {6, 5}, t.stridedOut = true;
+    add("ori_cmp_sparse_bsnd_staged_kv_strided_int32", t);
+  }
+  // Edges of the masks.
+  {
+    Spec s = swa("TND", "TND");
+    s.winLeft = 2147483647, s.winRight = 2147483647;
+    add("swa_band_int32_max_windows", s);
+    Spec c = compressed("TND", "TND", 5);
+    c.qRows = {40, 45}, c.cmpKind = IndexKind::Uniform;  // S1 > R: the first rows see no compressed row
+    add("csa_s1_gt_restored_length", c);
+    Spec r1 = compressed("TND", "TND", 0);
+    r1.ratio = 1, r1.residual = {}, r1.cmpRows = {30, 38};  // r = 1 with cmpKv: no residual, cmpThr = s2 - s1 + i + 1
+    add("hca_ratio1", r1);
+    Spec o = swa("TND", "PA_BBND");
+    o.oriMode = 0, o.winLeft = -1, o.winRight = -1, o.oriUsed = {}, o.oriK = 12, o.oriLengths = true;
+    o.oriKind = IndexKind::Hostile;  // no seqused_ori_kv: a batch holds the table's capacity
+    add("ori_sparse_mask0_paged_without_seqused", o);
+  }
   // Sinks.
   {
     Spec s = compressed("TND", "TND", 8);
