@@ -7,10 +7,12 @@
 // "check_heads" of the heads against the golden (the golden is plain sequential code).
 // Bench: FLOPs 4 * N1 * D per visible key of every computed row (Q.K and P.V), bytes every passed tensor once, the
 // roofline on the GEMM peak of the products' type (bf16 on the native path), the peak RSS of the timed runs, and
-// tools/peers/sparse_flash_mla.py (the same attention in pure torch, bf16 as a user would run it) as the peer.
+// tools/peers/sparse_flash_mla.py (the same attention in pure torch, bf16 as a user would run it) as the peer. Cases
+// with "torch_check" also run that script as a check of our attnOut (spec 7.3's criterion; the "extra" column).
 // Case keys: suites/sparse_flash_mla_suite.h.
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "harness/compare.h"
 #include "harness/elements.h"
 #include "harness/metrics.h"
+#include "harness/npy.h"
 #include "harness/peer.h"
 #include "harness/process_memory.h"
 #include "harness/rows.h"
@@ -168,6 +171,35 @@ OpCall::Peer torchPeer(const SmlaSuiteCase& sc, const std::string& dtypeText) {
   return peer;
 }
 
+/**
+ * The torch reference (tools/peers/sparse_flash_mla.py --check) on the case's inputs and our attnOut: spec 7.3's
+ * criterion against torch in fp32 (P rounded tile by tile as the op where it runs bf16 on the native path), reported
+ * beside the gate.
+ */
+void torchCheck(OpCase& c, const SmlaSuiteCase& sc, VerifyRow& row) {
+  TempDir dir;
+  const OpCall::Peer peer = torchPeer(sc, c.info().dtypeText);
+  std::string keys;
+  for (const auto& [key, stem] : peer.files) {
+    writeNpy(dir.path() / (stem + ".npy"), c.spec(key).dtype, c.spec(key).shape, c.dense(key).data());
+    keys += (keys.empty() ? "" : ",") + stem;
+  }
+  const std::vector<unsigned char> ours = c.tensor("attnOut").dense();
+  writeNpy(dir.path() / "ours_attnOut.npy", c.spec("attnOut").dtype, c.spec("attnOut").shape, ours.data());
+  std::vector<std::string> args{"--dir",          dir.path().string(),
+                                "--tensors",      keys,
+                                "--check",        (dir.path() / "ours_attnOut.npy").string(),
+                                "--check-report", (dir.path() / "check.txt").string()};
+  args.insert(args.end(), peer.args.begin(), peer.args.end());
+  if (bf16Products(c)) args.push_back("--round-p");
+  std::string error;
+  runPeer(peerScript(peer.script), args, error, peer.torch);
+  std::ifstream report(dir.path() / "check.txt");
+  std::string line;
+  std::getline(report, line);
+  row.extra = "torch check (spec 7.3): " + (line.empty() ? error : line);
+}
+
 void addBench(OpCase& c, const SmlaSuiteCase& sc, const std::shared_ptr<const SmlaSuiteProblem>& sp, OpCall& call) {
   call.work = [&c, sc, sp] {
     double bytes = 0.0;
@@ -220,6 +252,7 @@ OpDescriptor sparseFlashMla() {
       if (sc.returnLse) storeGolden(c, "softmaxLse", golden::smlaScatterRows(exact->lse, sp->rows.q, sc.n1, sc.tokens));
     };
     call.judge = [&c, sc, sp, exact](VerifyRow& row) { judge(c, sc, *sp, *exact, row); };
+    if (sc.torchCheck) call.report = [&c, sc](VerifyRow& row) { torchCheck(c, sc, row); };
     if (c.bench()) addBench(c, sc, sp, call);
     return call;
   };

@@ -222,6 +222,7 @@ SmlaSuiteCase parseSmlaCase(const json& t, uint64_t seed) {
   sc.lseShape = t.value("lse_shape", std::vector<int64_t>{});
   sc.checkHeads = std::min(sc.n1, integerKeyAtLeast(t, "check_heads", sc.n1, 0));
   sc.expectsRejection = t.value("expect_status", 0) != 0;
+  sc.torchCheck = t.value("torch_check", false);
 
   std::set<std::string>& p = sc.passed;
   p = {"q", "oriKv", "sinks", "metadata", "attnOut"};

@@ -25,6 +25,7 @@
 //                mask's count)), "random" (uniform in [0, that]), or a flat list per computed row
 //   "return_lse" (true); "lse_shape": the placeholder passed with return_lse false (default: nullptr)
 //   "check_heads": the heads the golden checks (default all; bench rows check fewer)
+//   "torch_check": true: tools/peers/sparse_flash_mla.py --check judges our attnOut too (reported, not gated)
 //   "omit": tensor keys passed as nullptr; "include": tensor keys passed although the case has no use for them
 //   "cu_seqlens_q", "cu_seqlens_ori", "seqused_ori", "ori_block_table": values written instead of the derived ones
 // and a tensor spec per tensor key (the API's argument names without "Optional" / "Out": "q", "oriKv", "cmpKv",
@@ -80,6 +81,7 @@ struct SmlaSuiteCase {
   bool returnLse = true;
   std::vector<int64_t> lseShape;  // the placeholder's shape (return_lse false); empty: nullptr
   int64_t checkHeads = 0;
+  bool torchCheck = false;
   std::set<std::string> passed;  // the tensor keys passed to the call (the rest are nullptr)
   bool expectsRejection = false;
 
