@@ -121,6 +121,10 @@ Compared compare(OpCase& c, const SmlaSuiteCase& sc, const SmlaSuiteProblem& sp,
 
 void judge(OpCase& c, const SmlaSuiteCase& sc, const SmlaSuiteProblem& sp,
            const golden::SparseFlashMlaOutputs<double>& exact, VerifyRow& row) {
+  if (sc.checkHeads == 0) {
+    row.passed = true;
+    return appendNote(row, "not checked against the golden (check_heads 0)");
+  }
   const auto naive =
       forward<float>(c, sc, sp, bf16Products(c) ? golden::SmlaIoRounding::Bf16 : golden::SmlaIoRounding::None);
   bool passed = true, bitExact = true;
@@ -245,7 +249,7 @@ OpDescriptor sparseFlashMla() {
     };
     auto exact = std::make_shared<golden::SparseFlashMlaOutputs<double>>();
     call.golden = [&c, sc, sp, exact] {
-      if (!sp) return;
+      if (!sp || sc.checkHeads == 0) return;
       *exact = forward<double>(c, sc, *sp, golden::SmlaIoRounding::None);
       if (sc.checkHeads < sc.n1) return;
       storeGolden(c, "attnOut", golden::smlaScatterRows(exact->out, sp->rows.q, sc.n1 * sc.d, sc.tokens));
