@@ -51,7 +51,7 @@ inline aclTensor* metadataTensor(TensorPool& pool, int64_t words, bool strided =
 }
 
 /** What a call gave: the status and message, and the metadata words after the run (empty when rejected). */
-struct Result {
+struct MetadataResult {
   Outcome outcome;
   std::vector<int32_t> words;
 };
@@ -59,8 +59,8 @@ struct Result {
 using RunFn = aclnnStatus (*)(void*, uint64_t, aclOpExecutor*, aclrtStream);
 
 /** A failed call must hand out no executor; a successful one is run and synchronized. */
-inline Result finish(aclnnStatus status, uint64_t size, aclOpExecutor* executor, RunFn run, const aclTensor* metadata) {
-  Result r{{status, recentError()}, {}};
+inline MetadataResult finish(aclnnStatus status, uint64_t size, aclOpExecutor* executor, RunFn run, const aclTensor* metadata) {
+  MetadataResult r{{status, recentError()}, {}};
   if (status != ACLNN_SUCCESS) {
     EXPECT_EQ(executor, nullptr) << "a failed call must not hand out an executor";
     return r;
@@ -100,7 +100,7 @@ struct MetaCall {
     cmpResidualKv = ints({4}, {0, 0, 0, 0});
   }
 
-  Result call() {
+  MetadataResult call() {
     if (metadata == nullptr) metadata = metadataTensor(pool, 1024);
     uint64_t size = 7;
     aclOpExecutor* executor = nullptr;
@@ -130,7 +130,7 @@ struct L1Call {
     return int32Tensor(pool, shape, values);
   }
 
-  Result call() {
+  MetadataResult call() {
     if (metadata == nullptr) metadata = metadataTensor(pool, 64);
     uint64_t size = 7;
     aclOpExecutor* executor = nullptr;

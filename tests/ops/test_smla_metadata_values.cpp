@@ -213,7 +213,7 @@ TEST(SmlaMetadataApi, DocProgramCallUnderEachProfile) {
     mhc::ScopedSoc scoped(soc);
     MetaCall c;
     c.docHca();
-    const Result r = c.call();
+    const MetadataResult r = c.call();
     ASSERT_EQ(r.outcome.status, ACLNN_SUCCESS) << soc << " " << r.outcome.message;
     const bool a5 = std::string(soc) == "Ascend950";
     std::vector<uint32_t> expected = planSmlaMetadata(docHcaProblem(a5), a5 ? 32 : 24);
@@ -228,7 +228,7 @@ TEST(SmlaMetadataApi, GradAndL1WriteTheirWordsOnly) {
   MetaCall g;
   g.grad = true;
   g.docHca();
-  const Result r = g.call();
+  const MetadataResult r = g.call();
   ASSERT_EQ(r.outcome.status, ACLNN_SUCCESS) << r.outcome.message;
   EXPECT_EQ(std::vector<int32_t>(r.words.begin(), r.words.begin() + 7),
             (std::vector<int32_t>{4096, 128, 127, 0, 32, 128, 1024}));
@@ -240,7 +240,7 @@ TEST(SmlaMetadataApi, GradAndL1WriteTheirWordsOnly) {
   l1.cuSeqLensQ = l1.ints({3}, {0, 6, 10});
   l1.cuSeqLensK = l1.ints({3}, {0, 128, 256});
   l1.seqUsedQ = l1.ints({2}, {6, 4});
-  const Result s = l1.call();
+  const MetadataResult s = l1.call();
   ASSERT_EQ(s.outcome.status, ACLNN_SUCCESS) << s.outcome.message;
   std::vector<int32_t> expected{10, 1, 1, 0, 10};
   expected.resize(64, 0);
@@ -252,7 +252,7 @@ TEST(SmlaMetadataApi, StridedViewsAreReadAndWritten) {
   c.docHca();
   c.cmpResidualKv = int32Tensor(c.pool, {4}, {0, 0, 0, 0}, true);
   c.metadata = metadataTensor(c.pool, 1024, true);
-  const Result r = c.call();
+  const MetadataResult r = c.call();
   ASSERT_EQ(r.outcome.status, ACLNN_SUCCESS) << r.outcome.message;
   const std::vector<uint32_t> expected = planSmlaMetadata(docHcaProblem(true), 32);
   EXPECT_EQ(std::vector<uint32_t>(r.words.begin(), r.words.begin() + 900), expected);
@@ -279,7 +279,7 @@ TEST(SmlaMetadataApi, TndLengthsReachThePlannerAsTheSourcesSay) {
   c.cuSeqlensCmpKv = c.ints({4}, {0, 2, 2, 7});
   c.cmpResidualKv = c.ints({3}, {1, 0, 3});
   c.cmpTopkLength = c.ints({8, 1}, {1, 2, 9, 0, 3, 1, 2, 3});
-  const Result r = c.call();
+  const MetadataResult r = c.call();
   ASSERT_EQ(r.outcome.status, ACLNN_SUCCESS) << r.outcome.message;
 
   SmlaMetaProblem p;
