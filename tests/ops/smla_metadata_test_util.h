@@ -59,7 +59,8 @@ struct MetadataResult {
 using RunFn = aclnnStatus (*)(void*, uint64_t, aclOpExecutor*, aclrtStream);
 
 /** A failed call must hand out no executor; a successful one is run and synchronized. */
-inline MetadataResult finish(aclnnStatus status, uint64_t size, aclOpExecutor* executor, RunFn run, const aclTensor* metadata) {
+inline MetadataResult finish(aclnnStatus status, uint64_t size, aclOpExecutor* executor, RunFn run,
+                             const aclTensor* metadata) {
   MetadataResult r{{status, recentError()}, {}};
   if (status != ACLNN_SUCCESS) {
     EXPECT_EQ(executor, nullptr) << "a failed call must not hand out an executor";
