@@ -231,7 +231,7 @@ TEST(SmlaChecks, Values) {
          c.cuQ = int32Tensor(c.pool, {3}, {1, 2, 6});
        },
        kInvalid,
-       {"'cuSeqlensQOptional'", "starting at 0"}},
+       {"'cuSeqlensQOptional'", "first element 0"}},
       {"cu order",
        [](SmlaCall& c) {
          c.cuQ = int32Tensor(c.pool, {3}, {0, 4, 3});
@@ -255,7 +255,7 @@ TEST(SmlaChecks, Values) {
          c.residual = int32Tensor(c.pool, {2}, {4, 0});
        },
        kInvalid,
-       {"'cmpResidualKvOptional'", "0 .. 3"}},
+       {"'cmpResidualKvOptional'", "[0, cmpRatio = 4)"}},
       {"block id",
        [](SmlaCall& c) {
          c.oriTable = int32Tensor(c.pool, {2, 2}, {0, 4, 2, 3});

@@ -10,6 +10,7 @@
 #include "opapi/tensor_copy.h"
 #include "opapi/tensor_rules.h"
 #include "ops/sparse_attention/smla_check.h"
+#include "ops/sparse_attention/smla_metadata_rules.h"
 #include "runtime/runtime.h"
 
 namespace gradkit::ops {
@@ -55,18 +56,10 @@ aclnnStatus checkPerToken(const char* name, const aclTensor* t, const SmlaShape&
 
 bool powerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-/** The prefix sums `cu`: 0 first, non-decreasing, the last at most `rows`. */
+/** The prefix sums `cu`: the family's rule (0 first, non-decreasing), then the last at most `rows`. */
 aclnnStatus checkPrefixSums(const char* name, const std::vector<int64_t>& cu, int64_t rows, const char* rowsWhat) {
   if (cu.empty()) return ACLNN_SUCCESS;
-  if (cu[0] != 0)
-    return invalid(name, "prefix sums starting at 0", name + std::string("[0] = ") + std::to_string(cu[0]));
-  for (size_t b = 1; b < cu.size(); ++b) {
-    if (cu[b] < cu[b - 1]) {
-      return invalid(name, "non-decreasing prefix sums",
-                     std::string("[") + std::to_string(b) + "] = " + std::to_string(cu[b]) + " after " +
-                         std::to_string(cu[b - 1]));
-    }
-  }
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCuSeqlensValues(kApi, name, cu));
   if (cu.back() > rows) {
     return invalid(name, std::string("a last value <= ") + std::to_string(rows) + " (" + rowsWhat + ")",
                    std::to_string(cu.back()));
@@ -107,16 +100,10 @@ aclnnStatus checkBlockTable(const char* name, const aclTensor& table, const std:
 }
 
 aclnnStatus checkTopkLengths(const char* name, const aclTensor* t) {
-  if (t == nullptr) return ACLNN_SUCCESS;
-  const auto* first = static_cast<const int32_t*>(t->firstElement());
-  for (int64_t e = 0; e < t->numel(); ++e) {
-    int64_t rest = e, offset = 0;
-    for (int64_t k = t->dim() - 1; k >= 0; --k) {
-      offset += (rest % t->viewDims[k]) * t->strides[k];
-      rest /= t->viewDims[k];
-    }
-    const int32_t v = first[offset];
-    if (v < 0) return invalid(name, "lengths >= 0", "element " + std::to_string(e) + " = " + std::to_string(v));
+  const std::vector<int64_t> lengths = readInt32Values(t);  // row-major, any strides
+  for (size_t e = 0; e < lengths.size(); ++e) {
+    if (lengths[e] < 0)
+      return invalid(name, "lengths >= 0", "element " + std::to_string(e) + " = " + std::to_string(lengths[e]));
   }
   return ACLNN_SUCCESS;
 }
@@ -223,8 +210,7 @@ aclnnStatus checkSmlaValues(const SmlaArgs& a, const SmlaShape& s) {
   if (s.hasCmp) {
     GRADKIT_RETURN_IF_ERROR(
         checkUsed("sequsedCmpKvOptional", l.seqCmp, kvRows(a.cmpKv, a.cmpBlockTable, &l.cuCmp), "the compressed rows"));
-    GRADKIT_RETURN_IF_ERROR(checkUsed(
-        "cmpResidualKvOptional", l.residual, [&](int64_t) { return a.cmpRatio - 1; }, "below cmpRatio"));
+    GRADKIT_RETURN_IF_ERROR(checkSmlaResidualValues(kApi, "cmpResidualKvOptional", l.residual, a.cmpRatio));
   }
   if (paged) {
     const std::vector<kernels::SmlaBatch> batches = smlaBatchesOf(a, s, l);

@@ -8,30 +8,22 @@
 
 #include <cstdint>
 
+#include "ops/sparse_attention/kernels/smla_semantics.h"
+
 namespace gradkit::kernels {
 
 /** maskMode values: no mask (every used key) and right-down causal on the uncompressed axis. */
-inline constexpr int64_t kLiMaskNone = 0;
-inline constexpr int64_t kLiMaskRightDownCausal = 3;
-
-/** p_i = keys * cmpRatio + residual - queries + row (may be negative: such a row sees nothing). */
-inline constexpr int64_t liQueryPosition(int64_t keys, int64_t cmpRatio, int64_t residual, int64_t queries,
-                                         int64_t row) {
-  return keys * cmpRatio + residual - queries + row;
-}
+inline constexpr int64_t kLiMaskNone = kSmlaMaskNone;
+inline constexpr int64_t kLiMaskRightDownCausal = kSmlaMaskCausal;
 
 /**
- * c_i, the number of leading compressed keys row `row` of a batch sees: every used key (`keys`) without a mask;
- * with kLiMaskRightDownCausal floor((p_i + 1) / cmpRatio) clamped to [0, keys] (a negative numerator sees nothing;
- * the clamp matters only for residual >= cmpRatio, which the checks reject). cmpRatio >= 1.
+ * c_i, the number of leading compressed keys row `row` of a batch sees: every used key (`keys`) without a mask; with
+ * kLiMaskRightDownCausal floor((p_i + 1) / cmpRatio) clamped to [0, keys], p_i = keys * cmpRatio + residual - queries +
+ * row. The same rule as the compressed part of sparse MLA attention, written once there (smlaCmpVisible).
  */
-inline constexpr int64_t liVisibleKeys(int64_t maskMode, int64_t keys, int64_t cmpRatio, int64_t residual,
-                                       int64_t queries, int64_t row) {
-  if (maskMode != kLiMaskRightDownCausal) return keys;
-  const int64_t numerator = liQueryPosition(keys, cmpRatio, residual, queries, row) + 1;
-  if (numerator <= 0) return 0;
-  const int64_t visible = numerator / cmpRatio;
-  return visible < keys ? visible : keys;
+inline int64_t liVisibleKeys(int64_t maskMode, int64_t keys, int64_t cmpRatio, int64_t residual, int64_t queries,
+                             int64_t row) {
+  return smlaCmpVisible(queries, keys, keys * cmpRatio + residual, cmpRatio, row, maskMode);
 }
 
 }  // namespace gradkit::kernels

@@ -55,20 +55,19 @@ size_t gemmScratchBytes(const SmlaProblem& p) {
   return bytes;
 }
 
-template <class Arena>
-SmlaSlot carveSlot(const SmlaProblem& p, Arena& arena) {
+SmlaSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   const int64_t bytes = operandBytes(smlaProductType(p));
   SmlaSlot slot;
-  slot.q = arena.template take<char>(p.n1 * p.d * bytes);
-  slot.keys = arena.template take<char>(kSmlaKeyTile * p.d * bytes);
-  slot.s = arena.template take<float>(p.n1 * kSmlaKeyTile);
-  if (p.tilePath == TilePath::NativeBf16) slot.p16 = arena.template take<uint16_t>(p.n1 * kSmlaKeyTile);
-  slot.o = arena.template take<float>(p.n1 * p.d);
-  slot.rowMax = arena.template take<float>(p.n1);
-  slot.rowSum = arena.template take<float>(p.n1);
-  slot.alpha = arena.template take<float>(p.n1);
-  slot.rows = arena.template take<const void*>(kSmlaKeyTile);
-  slot.gemmScratch = arena.template take<char>(static_cast<int64_t>(gemmScratchBytes(p)));
+  slot.q = arena.take<char>(p.n1 * p.d * bytes);
+  slot.keys = arena.take<char>(kSmlaKeyTile * p.d * bytes);
+  slot.s = arena.take<float>(p.n1 * kSmlaKeyTile);
+  if (p.tilePath == TilePath::NativeBf16) slot.p16 = arena.take<uint16_t>(p.n1 * kSmlaKeyTile);
+  slot.o = arena.take<float>(p.n1 * p.d);
+  slot.rowMax = arena.take<float>(p.n1);
+  slot.rowSum = arena.take<float>(p.n1);
+  slot.alpha = arena.take<float>(p.n1);
+  slot.rows = arena.take<const void*>(kSmlaKeyTile);
+  slot.gemmScratch = arena.take<char>(static_cast<int64_t>(gemmScratchBytes(p)));
   return slot;
 }
 
