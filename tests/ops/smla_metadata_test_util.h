@@ -15,6 +15,7 @@
 #include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm_metadata.h"
 #include "opapi/tensor_copy.h"
 #include "ops/mhc_test_util.h"
+#include "ops/smla_test_util.h"
 
 namespace gradkit::test::smla {
 
@@ -23,18 +24,6 @@ using mhc::TensorPool;
 
 /** Words written before a call, so that the words a call must not touch can be told apart. */
 inline constexpr int32_t kSentinel = 0x5A5A5A5A;
-
-/** An INT32 tensor of `shape` holding `values` (row-major), or of `shape` doubled strides when `strided`. */
-inline aclTensor* int32Tensor(TensorPool& pool, const std::vector<int64_t>& shape, const std::vector<int32_t>& values,
-                              bool strided = false) {
-  aclTensor* t = strided ? pool.makeStrided(ACL_INT32, shape) : pool.make(ACL_INT32, shape);
-  int64_t i = 0;
-  forEachOffset(*t, [&](int64_t offset) {
-    static_cast<int32_t*>(t->data)[offset] = i < static_cast<int64_t>(values.size()) ? values[i] : 0;
-    ++i;
-  });
-  return t;
-}
 
 /** The words of an INT32 1-D view. */
 inline std::vector<int32_t> wordsOf(const aclTensor* t) {

@@ -11,6 +11,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_sparse_flash_mla.h"
 #include "gradkit/float_convert.h"
+#include "opapi/tensor_copy.h"
 #include "ops/mhc_test_util.h"
 
 namespace gradkit::test::smla {
@@ -20,10 +21,15 @@ using mhc::TensorPool;
 
 inline constexpr int64_t kD = 512;
 
-/** Writes `values` into an INT32 tensor made by the pool (row-major). */
-inline aclTensor* int32Tensor(TensorPool& pool, const std::vector<int64_t>& shape, const std::vector<int32_t>& values) {
-  aclTensor* t = pool.make(ACL_INT32, shape);
-  std::memcpy(t->firstElement(), values.data(), values.size() * sizeof(int32_t));
+/** An INT32 tensor of `shape` holding `values` (row-major, 0 past them), with doubled strides when `strided`. */
+inline aclTensor* int32Tensor(TensorPool& pool, const std::vector<int64_t>& shape, const std::vector<int32_t>& values,
+                              bool strided = false) {
+  aclTensor* t = strided ? pool.makeStrided(ACL_INT32, shape) : pool.make(ACL_INT32, shape);
+  int64_t i = 0;
+  forEachOffset(*t, [&](int64_t offset) {
+    static_cast<int32_t*>(t->data)[offset] = i < static_cast<int64_t>(values.size()) ? values[i] : 0;
+    ++i;
+  });
   return t;
 }
 
