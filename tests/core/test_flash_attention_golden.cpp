@@ -17,9 +17,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/gradient_check.h"
 #include "golden/flash_attention.h"
 
 namespace {
+
+using gradkit::test::checkGradient;
+using gradkit::test::kGradTolerance;
 
 using gradkit::golden::FlashAttentionForwardOutputs;
 using gradkit::golden::FlashAttentionGradInputs;
@@ -442,41 +446,6 @@ double loss(const Case& c) {
   return sum;
 }
 
-// Fourth-order central difference of the loss in values[index].
-double numericDerivative(const Case& c, std::vector<double>& values, size_t index) {
-  const double saved = values[index], h = 1e-3;
-  const auto at = [&](double step) {
-    values[index] = saved + step;
-    const double value = loss(c);
-    values[index] = saved;
-    return value;
-  };
-  return (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
-}
-
-// Tolerance: the 4th-order difference with h = 1e-3 has a truncation error ~h^4 |f^(5)| and a rounding error
-// ~eps |loss| / h, both ~1e-12 for these O(1) problems; 1e-8 leaves ample room while a missing or wrong term (a row,
-// a group member, the scale, the keep factor) is O(1e-2) or more.
-constexpr double kGradTolerance = 1e-8;
-
-// Compares one analytic gradient with finite differences; returns the count of clearly non-zero entries.
-int64_t checkGradient(Case& c, std::vector<double>& values, const std::vector<double>& analytic, const char* name,
-                      double* worst) {
-  EXPECT_EQ(values.size(), analytic.size()) << name;
-  int64_t nonZero = 0;
-  for (size_t e = 0; e < values.size() && e < analytic.size(); ++e) {
-    const double numeric = numericDerivative(c, values, e);
-    const double error = std::fabs(numeric - analytic[e]);
-    *worst = std::max(*worst, error / (1 + std::fabs(analytic[e])));
-    if (std::fabs(analytic[e]) > 1e-3) ++nonZero;
-    if (!(error <= kGradTolerance * (1 + std::fabs(analytic[e])))) {
-      ADD_FAILURE() << name << "[" << e << "]: analytic " << analytic[e] << " numeric " << numeric;
-      break;
-    }
-  }
-  return nonZero;
-}
-
 // The backward fed with the forward's own out and statistics against finite differences of sum(out * w), for every
 // input; each gradient must have non-zero entries. Returns the worst relative error.
 double gradCheck(Case& c, const std::string& label) {
@@ -484,12 +453,13 @@ double gradCheck(Case& c, const std::string& label) {
   const FlashAttentionForwardOutputs<double> fwd = forward<double>(c);
   const FlashAttentionGradOutputs<double> g = backward<double>(c, fwd);
   double worst = 0;
-  EXPECT_GT(checkGradient(c, c.q, g.dq, "dq", &worst), 0);
-  EXPECT_GT(checkGradient(c, c.k, g.dk, "dk", &worst), 0);
-  EXPECT_GT(checkGradient(c, c.v, g.dv, "dv", &worst), 0);
+  const auto lossOfC = [&c] { return loss(c); };
+  EXPECT_GT(checkGradient(lossOfC, c.q, g.dq, "dq", &worst), 0);
+  EXPECT_GT(checkGradient(lossOfC, c.k, g.dk, "dk", &worst), 0);
+  EXPECT_GT(checkGradient(lossOfC, c.v, g.dv, "dv", &worst), 0);
   if (c.p.dRope > 0) {
-    EXPECT_GT(checkGradient(c, c.qRope, g.dqRope, "dqRope", &worst), 0);
-    EXPECT_GT(checkGradient(c, c.kRope, g.dkRope, "dkRope", &worst), 0);
+    EXPECT_GT(checkGradient(lossOfC, c.qRope, g.dqRope, "dqRope", &worst), 0);
+    EXPECT_GT(checkGradient(lossOfC, c.kRope, g.dkRope, "dkRope", &worst), 0);
   } else {
     EXPECT_TRUE(g.dqRope.empty() && g.dkRope.empty());
   }

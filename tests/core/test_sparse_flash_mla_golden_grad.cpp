@@ -16,9 +16,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/gradient_check.h"
 #include "golden/sparse_flash_mla.h"
 
 namespace {
+
+using gradkit::test::checkGradient;
+using gradkit::test::kGradTolerance;
 
 using gradkit::golden::SmlaBatch;
 using gradkit::golden::SmlaIndexRule;
@@ -70,40 +74,6 @@ double loss(const Case& c) {
   return sum;
 }
 
-// Fourth-order central difference of the loss in values[index].
-double numericDerivative(const Case& c, std::vector<double>& values, size_t index) {
-  const double saved = values[index], h = 1e-3;
-  const auto at = [&](double step) {
-    values[index] = saved + step;
-    const double value = loss(c);
-    values[index] = saved;
-    return value;
-  };
-  return (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
-}
-
-// Truncation ~h^4 |f^(5)| and rounding ~eps |loss| / h are both ~1e-12 for these O(1) problems; a missing or wrong
-// term (a head, a duplicate, the scale, the sink) is O(1e-2) or more.
-constexpr double kGradTolerance = 1e-8;
-
-// One analytic gradient against finite differences; returns the count of clearly non-zero entries.
-int64_t checkGradient(Case& c, std::vector<double>& values, const std::vector<double>& analytic, const char* name,
-                      double* worst) {
-  EXPECT_EQ(values.size(), analytic.size()) << name;
-  int64_t nonZero = 0;
-  for (size_t e = 0; e < values.size() && e < analytic.size(); ++e) {
-    const double numeric = numericDerivative(c, values, e);
-    const double error = std::fabs(numeric - analytic[e]);
-    *worst = std::max(*worst, error / (1 + std::fabs(analytic[e])));
-    if (std::fabs(analytic[e]) > 1e-3) ++nonZero;
-    if (!(error <= kGradTolerance * (1 + std::fabs(analytic[e])))) {
-      ADD_FAILURE() << name << "[" << e << "]: analytic " << analytic[e] << " numeric " << numeric;
-      break;
-    }
-  }
-  return nonZero;
-}
-
 /** Rows of the case whose visible keys hold the same kv row twice. */
 int64_t rowsWithDuplicates(const SparseFlashMlaProblem& p) {
   int64_t rows = 0;
@@ -125,16 +95,17 @@ void gradCheck(Case& c, const std::string& label) {
   SparseFlashMlaGradInputs<double> in{c.inputs(), c.w.data(), nullptr, nullptr};
   const SparseFlashMlaGradOutputs<double> g = gradkit::golden::sparseFlashMlaGradient(c.p, in);
   double worst = 0;
-  EXPECT_GT(checkGradient(c, c.q, g.dq, "dq", &worst), 0);
+  const auto lossOfC = [&c] { return loss(c); };
+  EXPECT_GT(checkGradient(lossOfC, c.q, g.dq, "dq", &worst), 0);
   if (c.p.oriRows() > 0) {
-    EXPECT_GT(checkGradient(c, c.ori, g.dOri, "dOri", &worst), 0);
+    EXPECT_GT(checkGradient(lossOfC, c.ori, g.dOri, "dOri", &worst), 0);
   }
   if (c.p.cmpRows() > 0) {
-    EXPECT_GT(checkGradient(c, c.cmp, g.dCmp, "dCmp", &worst), 0);
+    EXPECT_GT(checkGradient(lossOfC, c.cmp, g.dCmp, "dCmp", &worst), 0);
   }
   EXPECT_EQ(g.dSinks.size(), c.p.sinks.size());
   if (!c.p.sinks.empty()) {
-    EXPECT_GT(checkGradient(c, c.p.sinks, g.dSinks, "dSinks", &worst), 0);
+    EXPECT_GT(checkGradient(lossOfC, c.p.sinks, g.dSinks, "dSinks", &worst), 0);
   }
   std::printf("%s: worst relative error %.2e\n", label.c_str(), worst);
 }
