@@ -292,8 +292,8 @@ CMP_REGRESSIONS["fwd-table-2e33-columns-stride0"] = sparse([0], {222: 244})
 # 1, 2, 3, 4, 5, 6, 8), topkValueMode (0: 1), returnSoftmaxLse (2: false), scale (0: 1/sqrt(512)), block size (index
 # of 1, 2, 4, 16, 3), per batch S1 (m % 5), S2 (m % 10), C (m % 5); then the tensors (zeros: exact, dense, valid).
 def smla(op, soc=0, tnd=0, kv=0, fp16=0, n1=0, cr=0, has_cmp=True, cmp_mode=0, ori_mode=0, win=(0, 0), k=None,
-         k2=0, lse=True, bs=0, lens=((3, 7, 2),)):
-    values = [op, soc, tnd, kv, fp16, len(lens) - 1, n1, 0, cr, 0 if has_cmp else 3, cmp_mode, ori_mode, win[0],
+         k2=0, lse=True, bs=0, lens=((3, 7, 2),), batch=None):
+    values = [op, soc, tnd, kv, fp16, len(lens) - 1 if batch is None else batch, n1, 0, cr, 0 if has_cmp else 3, cmp_mode, ori_mode, win[0],
               win[1], 3 if k is not None else 0]
     if has_cmp:
         values.append(1 if k2 is None else 0)
@@ -317,6 +317,14 @@ SPARSE_FLASH_MLA["fwd-bsnd-ori-listed-mode0-cmp-mode0"] = smla(0, ori_mode=2, cm
 SPARSE_FLASH_MLA["fwd-tnd-ratio128-no-lse"] = smla(0, tnd=1, cr=4, k2=None, lse=False, lens=((4, 9, 1),))
 SPARSE_FLASH_MLA["fwd-a2-paged-bs16"] = smla(0, soc=211, kv=150, n1=3, k2=2, bs=3, win=(5, 1))
 SPARSE_FLASH_MLA["grad-metadata-a2-unavailable"] = smla(2, soc=211)
+
+# No batch (B byte 255: TND prefix sums [0]; cmpRatio 1, so that no residual is needed): the checks accept it, the
+# forward metadata's planner threw (561000 "planning failed"); now the all-empty plan. Found by the target's first run.
+REGRESSIONS["fuzz_sparse_flash_mla"] = {
+    "no-batch-metadata-tnd-internal-error": smla(1, tnd=1, cr=1, batch=255, k2=None, lens=()),
+    "no-batch-metadata-tnd-csa-internal-error": smla(1, tnd=1, cr=1, batch=255, k2=2, lens=()),
+    "no-batch-grad-metadata-tnd": smla(2, tnd=1, cr=1, batch=255, k2=None, lens=()),
+}
 
 # fuzz_lightning_indexer (bytes in decoding order): op (0 LightningIndexerV2, 1 its Metadata, 2
 # SparseLightningIndexerKLLossGrad, 3 its Metadata), SoC (0: Ascend950, 211: Ascend910B), q layout (1: TND), k
