@@ -6,6 +6,7 @@
 #ifndef GRADKIT_TESTS_FUZZ_FUZZ_SPARSE_COMMON_H_
 #define GRADKIT_TESTS_FUZZ_FUZZ_SPARSE_COMMON_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -153,6 +154,15 @@ inline bool allFinite(const World& world, const Arg& a, bool allowNegInf = false
     if (std::isnan(d) || (std::isinf(d) && !(allowNegInf && d < 0))) ok = false;
   });
   return ok;
+}
+
+/** The largest magnitude in a float view (0 when absent or unreadable). */
+inline double maxAbs(const World& world, const Arg& a) {
+  if (!writable(world, a) || !floating(a.dtype)) return 0;
+  const uint8_t* base = world.buffers[a.v.buffer].data;
+  double m = 0;
+  forEachElement(a.v, [&](size_t at) { m = std::max(m, std::fabs(readFloat(base + at, a.dtype))); });
+  return m;
 }
 
 /** INT32 values of a view as they lie in memory (empty when unreadable). */

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "aclnnop/aclnn_sparse_flash_mla.h"
+#include "aclnnop/aclnn_sparse_flash_mla_grad.h"
 #include "aclnnop/aclnn_sparse_flash_mla_grad_metadata.h"
 #include "aclnnop/aclnn_sparse_flash_mla_metadata.h"
 #include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm_metadata.h"
@@ -159,7 +160,7 @@ bool presence(fuzz::Input& in, bool wanted) { return in.oneIn(16) ? !wanted : wa
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
   fuzz::World world;
-  const int op = in.u8() % 4;  // 0 forward, 1 metadata, 2 grad metadata, 3 softmax-L1-norm metadata
+  const int op = in.u8() % 5;  // 0 forward, 1 metadata, 2 grad metadata, 3 softmax-L1-norm metadata, 4 grad
   const Problem p = decode(in, op);
   gradkit::rt::setSocOverride(p.soc);
   const bool paged = p.kv == Kv::Paged, tndKv = p.kv == Kv::Tnd;
@@ -168,18 +169,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t t1 = p.tokens();
 
   // The tensors, in the forward's argument order.
-  Arg q, oriKv, cmpKv, attnOut, sinks;
-  if (op == 0) {
-    const std::vector<int64_t> qShape =
-        p.tndQ ? std::vector<int64_t>{t1, p.n1, p.d} : std::vector<int64_t>{p.batch, p.max(p.s1), p.n1, p.d};
+  Arg q, oriKv, cmpKv, attnOut, sinks, dOut, out, gradLse;
+  const bool main = op == 0 || op == 4;
+  const std::vector<int64_t> qShape =
+      p.tndQ ? std::vector<int64_t>{t1, p.n1, p.d} : std::vector<int64_t>{p.batch, p.max(p.s1), p.n1, p.d};
+  const std::vector<int64_t> lseShape =
+      p.tndQ ? std::vector<int64_t>{1, t1, p.n1} : std::vector<int64_t>{p.batch, 1, p.max(p.s1), p.n1};
+  if (main) {
     q = fuzz::sparse::make(world, in, p.dtype, qShape);
     oriKv = fuzz::sparse::make(world, in, p.dtype, kvShape(p, p.s2, blocksOri));
     cmpKv = fuzz::sparse::make(world, in, p.dtype, kvShape(p, p.c, blocksCmp), p.hasCmp);
-    attnOut = fuzz::sparse::make(world, in, p.dtype, qShape);
-    sinks = fuzz::sparse::make(world, in, ACL_FLOAT, {p.n1});
+    attnOut = fuzz::sparse::make(world, in, p.dtype, qShape);  // the gradient's dQueryOut
+    sinks = fuzz::sparse::make(world, in, ACL_FLOAT, {p.n1}, op == 0 || !in.oneIn(4));
   }
-  const Arg oriIdx = fuzz::sparse::make(world, in, ACL_INT32, perToken(p, p.k), op == 0 && p.oriListed);
-  const Arg cmpIdx = fuzz::sparse::make(world, in, ACL_INT32, perToken(p, p.k2), op == 0 && p.cmpListed);
+  if (op == 4) {
+    dOut = fuzz::sparse::make(world, in, p.dtype, qShape);
+    out = fuzz::sparse::make(world, in, p.dtype, qShape);
+    gradLse = fuzz::sparse::make(world, in, ACL_FLOAT, lseShape);
+  }
+  const Arg oriIdx = fuzz::sparse::make(world, in, ACL_INT32, perToken(p, p.k), main && p.oriListed);
+  const Arg cmpIdx = fuzz::sparse::make(world, in, ACL_INT32, perToken(p, p.k2), main && p.cmpListed);
   const Arg oriTable = fuzz::sparse::make(world, in, ACL_INT32, {p.batch, colsOri}, op == 0 && paged);
   const Arg cmpTable = fuzz::sparse::make(world, in, ACL_INT32, {p.batch, colsCmp}, op == 0 && paged && p.hasCmp);
   const Arg cuQ = fuzz::sparse::make(world, in, ACL_INT32, {p.batch + 1}, presence(in, p.tndQ));
@@ -196,19 +205,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Arg cmpLen =
       fuzz::sparse::make(world, in, ACL_INT32, perToken(p, -1), presence(in, p.cmpListed && p.cmpMode == 0));
   const Arg metadata = fuzz::sparse::make(world, in, ACL_INT32, {op == 3 ? 64 : 1024});
-  Arg lse;
+  Arg lse, dOriKv, dCmpKv, dSinks, oriL1, cmpL1;
   if (op == 0) {
     if (p.returnLse) {
-      lse = fuzz::sparse::make(
-          world, in, ACL_FLOAT,
-          p.tndQ ? std::vector<int64_t>{1, t1, p.n1} : std::vector<int64_t>{p.batch, 1, p.max(p.s1), p.n1});
+      lse = fuzz::sparse::make(world, in, ACL_FLOAT, lseShape);
     } else {
       lse = fuzz::sparse::make(world, in, ACL_FLOAT, {1}, !in.oneIn(3));  // a placeholder, or null
     }
+  } else if (op == 4) {
+    dOriKv = fuzz::sparse::make(world, in, p.dtype, kvShape(p, p.s2, blocksOri), !in.oneIn(4));
+    dCmpKv = fuzz::sparse::make(world, in, p.dtype, kvShape(p, p.c, blocksCmp), presence(in, p.hasCmp));
+    dSinks = fuzz::sparse::make(world, in, ACL_FLOAT, {p.n1}, presence(in, sinks.t != nullptr));
+    oriL1 = fuzz::sparse::make(world, in, ACL_FLOAT, perToken(p, p.k), p.oriListed && !in.oneIn(4));
+    cmpL1 = fuzz::sparse::make(world, in, ACL_FLOAT, perToken(p, p.k2), presence(in, p.cmpListed));
   }
 
   // Contents: float inputs, then the INT32 values as decoded (an alias may overwrite an earlier tensor's bytes).
-  for (const Arg* a : {&q, &oriKv, &cmpKv, &sinks}) fuzz::sparse::fillFloat(world, in, *a);
+  for (const Arg* a : {&q, &oriKv, &cmpKv, &sinks, &dOut, &out, &gradLse}) fuzz::sparse::fillFloat(world, in, *a);
   fuzz::sparse::writeInt32(world, cuQ, fuzz::sparse::prefixSums(in, p.s1));
   fuzz::sparse::writeInt32(world, cuOri, fuzz::sparse::prefixSums(in, p.s2));
   fuzz::sparse::writeInt32(world, cuCmp, fuzz::sparse::prefixSums(in, p.c));
@@ -261,6 +274,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         seqCmp.t, residual.t, oriLen.t, cmpLen.t, sinks.t, metadata.t, p.scale, cr, p.oriMode, p.cmpMode, p.winL,
         p.winR, layoutQ, layoutKv, p.topkValueMode, p.returnLse, attnOut.t, lse.t, sizeArg, executorArg);
     run = aclnnSparseFlashMla;
+  } else if (op == 4) {
+    mustFail = mustFail || q.t == nullptr || dOut.t == nullptr || out.t == nullptr || gradLse.t == nullptr ||
+               attnOut.t == nullptr || !std::isfinite(p.scale) || cr < 1 || cr > 128;
+    for (const Arg* a : {&attnOut, &dOriKv, &dCmpKv, &dSinks, &oriL1, &cmpL1}) {
+      if (a->t != nullptr) outputs.push_back(a->v);
+    }
+    status = aclnnSparseFlashMlaGradGetWorkspaceSize(
+        q.t, dOut.t, out.t, gradLse.t, oriKv.t, cmpKv.t, oriIdx.t, cmpIdx.t, cuQ.t, cuOri.t, cuCmp.t, seqQ.t, seqOri.t,
+        seqCmp.t, residual.t, oriLen.t, cmpLen.t, sinks.t, metadata.t, p.scale, cr, p.oriMode, p.cmpMode, p.winL,
+        p.winR, layoutQ, layoutKv, attnOut.t, dOriKv.t, dCmpKv.t, dSinks.t, oriL1.t, cmpL1.t, sizeArg, executorArg);
+    run = aclnnSparseFlashMlaGrad;
   } else if (op == 1 || op == 2) {
     const bool hasOri = !in.oneIn(16), hasCmp = presence(in, p.hasCmp);
     const int64_t n1 = fuzz::sparse::hostileAttr(in, p.n1), nkv = fuzz::sparse::hostileAttr(in, 1);
@@ -294,6 +318,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (finiteIn) {
       FUZZ_REQUIRE(fuzz::sparse::allFinite(world, attnOut), "attnOut not finite for finite inputs");
       if (p.returnLse) FUZZ_REQUIRE(fuzz::sparse::allFinite(world, lse), "softmaxLse not finite for finite inputs");
+    }
+  }
+  // The gradient recomputes P = exp(s - lse) from a given lse: finite when |s| + |lse| stays small (scale 0, small
+  // values), not for every finite lse.
+  if (op == 4 && fuzz::sparse::ran(world, status, workspaceSize)) {
+    bool finiteIn = true;
+    for (const Arg* a : {&q, &oriKv, &cmpKv, &sinks, &dOut, &out, &gradLse}) {
+      finiteIn = finiteIn && fuzz::sparse::allFinite(world, *a);
+    }
+    const double bound = std::fabs(p.scale) * 512 * fuzz::sparse::maxAbs(world, q) *
+                             std::max(fuzz::sparse::maxAbs(world, oriKv), fuzz::sparse::maxAbs(world, cmpKv)) +
+                         std::max(fuzz::sparse::maxAbs(world, gradLse), fuzz::sparse::maxAbs(world, sinks));
+    if (finiteIn && bound <= 20) {
+      for (const Arg* a : {&attnOut, &dOriKv, &dCmpKv, &dSinks, &oriL1, &cmpL1}) {
+        FUZZ_REQUIRE(fuzz::sparse::allFinite(world, *a), "a SparseFlashMlaGrad output is not finite for finite inputs");
+      }
     }
   }
   return 0;
