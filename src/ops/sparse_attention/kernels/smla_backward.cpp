@@ -46,12 +46,13 @@ struct GradSlot {
 };
 
 /** [S; dP] = [Q; dO] K^T: both score tiles in one product of 2 N1 rows (the keys packed once). */
-GemmShape scoreShape(const SmlaProblem& p, int64_t keys) {
-  return {2 * p.n1, keys, p.d, false, true, p.d, p.d, kTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
+GemmShape scoreShape(const SmlaProblem& p, int64_t keys, int64_t keysLd) {
+  return {2 * p.n1, keys, p.d, false, true, p.d, keysLd, kTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
 }
 
-GemmShape dqShape(const SmlaProblem& p, int64_t keys) {
-  return {p.n1, p.d, keys, false, false, kTile, p.d, p.d, smlaProductType(p), 1.0f, 1.0f, p.tileSums};
+/** keysLd: elements between key rows (d for the gathered tile; the KV tensor's row stride when read in place). */
+GemmShape dqShape(const SmlaProblem& p, int64_t keys, int64_t keysLd) {
+  return {p.n1, p.d, keys, false, false, kTile, keysLd, p.d, smlaProductType(p), 1.0f, 1.0f, p.tileSums};
 }
 
 GemmShape dkvShape(const SmlaProblem& p, int64_t keys, float beta) {
@@ -61,9 +62,10 @@ GemmShape dkvShape(const SmlaProblem& p, int64_t keys, float beta) {
 size_t gemmScratchBytes(const SmlaProblem& p) {
   size_t bytes = 0;
   for (int64_t keys = 1; keys <= kTile; ++keys) {
-    bytes =
-        std::max({bytes, TileGemm(scoreShape(p, keys)).scratchBytes(), TileGemm(dqShape(p, keys)).scratchBytes(),
-                  TileGemm(dkvShape(p, keys, 0.0f)).scratchBytes(), TileGemm(dkvShape(p, keys, 1.0f)).scratchBytes()});
+    // The scratch holds packed operands: it depends on the sizes, not on the leading dims.
+    bytes = std::max({bytes, TileGemm(scoreShape(p, keys, p.d)).scratchBytes(),
+                      TileGemm(dqShape(p, keys, p.d)).scratchBytes(), TileGemm(dkvShape(p, keys, 0.0f)).scratchBytes(),
+                      TileGemm(dkvShape(p, keys, 1.0f)).scratchBytes()});
   }
   return bytes;
 }
@@ -136,10 +138,15 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
   for (int64_t keys = cursor.nextOfOnePart(slot.rows, kTile, trace); keys > 0;
        keys = cursor.nextOfOnePart(slot.rows, kTile, trace)) {
     seen += keys;
-    for (int64_t r = 0; r < keys; ++r) {
+    // The keys as product operands: read in place when they are consecutive rows already of the operand type (bf16
+    // on the native path), else gathered (and widened) into the tile.
+    const bool inPlace = trace.rowStride > 0 && type == ACL_BF16;
+    const void* keyOperands = inPlace ? slot.rows[0] : slot.keys;
+    const int64_t keysLd = inPlace ? trace.rowStride : p.d;
+    for (int64_t r = 0; r < keys && !inPlace; ++r) {
       smlaLoadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keys) + r * p.d * bytes);
     }
-    table.gemm(scoreShape(p, keys), slot.qdo, slot.keys, slot.s, slot.gemmScratch);
+    table.gemm(scoreShape(p, keys, keysLd), slot.qdo, keyOperands, slot.s, slot.gemmScratch);
     table.backwardRows(FaBackwardRows{slot.s, kTile, p.n1, keys, p.scale, lse, slot.ones});
     for (int64_t n = 0; n < p.n1; ++n) {
       const float* pr = slot.s + n * kTile;
@@ -159,7 +166,7 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
         l1[slot.slots[j]] = sum / static_cast<float>(p.n1);
       }
     }
-    table.gemm(dqShape(p, keys), dsOperands, slot.keys, slot.dq, slot.gemmScratch);
+    table.gemm(dqShape(p, keys, keysLd), dsOperands, keyOperands, slot.dq, slot.gemmScratch);
     float* part = trace.cmp ? acc.cmp : acc.ori;
     if (part == nullptr) continue;
     const int64_t row0 = (trace.cmp ? sched.cmpRow0 : sched.oriRow0)[static_cast<size_t>(b)];
