@@ -63,6 +63,7 @@ struct SmlaKeyPart {
 struct SmlaKeyTrace {
   bool cmp = false;          // out: the keys are cmp_kv rows (else ori_kv rows)
   bool dense = false;        // out: the keys are the consecutive rows keys[0], keys[0] + 1, ...
+  int64_t rowStride = 0;     // out: dense and not paged: elements from one key's address to the next's (else 0)
   int64_t* keys = nullptr;   // [max] in: where each key's row in its batch goes
   int32_t* slots = nullptr;  // [max] in: where each key's list entry goes (-1: dense)
 };
@@ -109,10 +110,12 @@ class SmlaKeyCursor {
     int64_t n = ori_.draw(rows, max, trace.keys, trace.slots);
     trace.cmp = false;
     trace.dense = ori_.list == nullptr;
+    trace.rowStride = trace.dense && ori_.source->blockSize == 0 ? ori_.source->rowStride : 0;
     if (n == 0) {
       n = cmp_.draw(rows, max, trace.keys, trace.slots);
       trace.cmp = true;
       trace.dense = cmp_.list == nullptr;
+      trace.rowStride = trace.dense && cmp_.source->blockSize == 0 ? cmp_.source->rowStride : 0;
     }
     return n;
   }
