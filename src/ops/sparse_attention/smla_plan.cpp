@@ -16,13 +16,11 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t>& dims) {
   return strides;
 }
 
-/**
- * A KV tensor as the kernels address it: in place when its rows are contiguous (any row, batch or block strides),
- * else staged dense. The block table's values are appended to `tables` (the run points the source at them).
- */
-kernels::SmlaKvSource kvSourceOf(const aclTensor& kv, SmlaLayout layout, const aclTensor* table,
-                                 std::vector<int64_t>& tables, int64_t* tableOffset, StagedTensor& staged,
-                                 const char* name, WorkspaceBooking& booking) {
+}  // namespace
+
+kernels::SmlaKvSource smlaKvSourceOf(const aclTensor& kv, SmlaLayout layout, const aclTensor* table,
+                                     std::vector<int64_t>& tables, int64_t* tableOffset, StagedTensor& staged,
+                                     const char* name, WorkspaceBooking& booking) {
   const bool stage = kv.strides.back() != 1;
   staged = StagedTensor::plan(kv, stage, name, booking);
   const std::vector<int64_t> strides = stage ? denseStrides(kv.viewDims) : kv.strides;
@@ -45,9 +43,9 @@ kernels::SmlaKvSource kvSourceOf(const aclTensor& kv, SmlaLayout layout, const a
   return source;
 }
 
-kernels::SmlaIndexList indexListOf(const aclTensor* indices, const aclTensor* lengths, StagedTensor& stagedIndices,
-                                   StagedTensor& stagedLengths, const char* name, const char* lengthsName,
-                                   WorkspaceBooking& booking) {
+kernels::SmlaIndexList smlaIndexListOf(const aclTensor* indices, const aclTensor* lengths, StagedTensor& stagedIndices,
+                                       StagedTensor& stagedLengths, const char* name, const char* lengthsName,
+                                       WorkspaceBooking& booking) {
   kernels::SmlaIndexList list;
   if (indices == nullptr) return list;
   stagedIndices = StagedTensor::planUnlessDense(*indices, name, booking);
@@ -60,13 +58,9 @@ kernels::SmlaIndexList indexListOf(const aclTensor* indices, const aclTensor* le
   return list;
 }
 
-}  // namespace
-
-SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
-  SmlaPlan plan;
-  WorkspaceBooking& booking = plan.workspace;
+kernels::SmlaProblem smlaProblemOf(const SmlaArgs& a, SmlaInputs& inputs, WorkspaceBooking& booking) {
   const SmlaShape shape = smlaShapeOf(a);
-  kernels::SmlaProblem& p = plan.problem;
+  kernels::SmlaProblem p;
   p.ioType = a.q->dtype;
   p.tokens = shape.tokens;
   p.n1 = shape.n1;
@@ -79,21 +73,21 @@ SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
     for (int64_t r = x.qRow0; r < x.qRow0 + x.qRows; ++r)
       p.tokenBatch[static_cast<size_t>(r)] = static_cast<int32_t>(b);
   }
-  plan.q = StagedTensor::planUnlessDense(*a.q, "q staging", booking);
-  int64_t oriTable = 0, cmpTable = 0;
-  p.ori = kvSourceOf(*a.oriKv, shape.layoutKv, a.oriBlockTable, p.blockTables, &oriTable, plan.oriKv, "oriKv staging",
-                     booking);
+  inputs.q = StagedTensor::planUnlessDense(*a.q, "q staging", booking);
+  p.hasOri = a.oriKv != nullptr;
+  if (p.hasOri) {
+    p.ori = smlaKvSourceOf(*a.oriKv, shape.layoutKv, a.oriBlockTable, p.blockTables, &inputs.oriTableOffset,
+                           inputs.oriKv, "oriKv staging", booking);
+  }
   p.hasCmp = shape.hasCmp;
   if (p.hasCmp) {
-    p.cmp = kvSourceOf(*a.cmpKv, shape.layoutKv, a.cmpBlockTable, p.blockTables, &cmpTable, plan.cmpKv, "cmpKv staging",
-                       booking);
+    p.cmp = smlaKvSourceOf(*a.cmpKv, shape.layoutKv, a.cmpBlockTable, p.blockTables, &inputs.cmpTableOffset,
+                           inputs.cmpKv, "cmpKv staging", booking);
   }
-  plan.oriTableOffset = oriTable;
-  plan.cmpTableOffset = cmpTable;
-  p.oriIndices = indexListOf(a.oriSparseIndices, a.oriTopkLength, plan.oriIndices, plan.oriLengths,
-                             "oriSparseIndices staging", "oriTopkLength staging", booking);
-  p.cmpIndices = indexListOf(a.cmpSparseIndices, a.cmpTopkLength, plan.cmpIndices, plan.cmpLengths,
-                             "cmpSparseIndices staging", "cmpTopkLength staging", booking);
+  p.oriIndices = smlaIndexListOf(a.oriSparseIndices, a.oriTopkLength, inputs.oriIndices, inputs.oriLengths,
+                                 "oriSparseIndices staging", "oriTopkLength staging", booking);
+  p.cmpIndices = smlaIndexListOf(a.cmpSparseIndices, a.cmpTopkLength, inputs.cmpIndices, inputs.cmpLengths,
+                                 "cmpSparseIndices staging", "cmpTopkLength staging", booking);
   p.oriMaskMode = a.oriMaskMode;
   p.oriWinLeft = a.oriWinLeft;
   p.oriWinRight = a.oriWinRight;
@@ -104,19 +98,14 @@ SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
     p.tilePath = choice.path;
     p.tileSums = choice.tileSums;
   }
-  plan.sinks = StagedTensor::planUnlessDense(*a.sinks, "sinks staging", booking);
-  plan.out = StagedTensor::planUnlessDense(*a.attnOut, "attnOut staging", booking);
-  plan.returnsLse = a.softmaxLse != nullptr;
-  if (plan.returnsLse) plan.lse = StagedTensor::planUnlessDense(*a.softmaxLse, "softmaxLse staging", booking);
-  plan.schedule = kernels::smlaForwardSchedule(p, threadCount());
-  plan.scratch = booking.book("kernel scratch", kernels::smlaScratchBytes(plan.schedule));
-  return plan;
+  return p;
 }
 
-aclnnStatus SmlaPlan::run(void* memory) const {
-  kernels::SmlaProblem p = problem;
-  p.ori.data = oriKv.read(memory);
-  if (p.ori.blockSize > 0) p.ori.blockTable = p.blockTables.data() + oriTableOffset;
+const void* SmlaInputs::bind(void* memory, kernels::SmlaProblem& p) const {
+  if (p.hasOri) {
+    p.ori.data = oriKv.read(memory);
+    if (p.ori.blockSize > 0) p.ori.blockTable = p.blockTables.data() + oriTableOffset;
+  }
   if (p.hasCmp) {
     p.cmp.data = cmpKv.read(memory);
     if (p.cmp.blockSize > 0) p.cmp.blockTable = p.blockTables.data() + cmpTableOffset;
@@ -129,8 +118,27 @@ aclnnStatus SmlaPlan::run(void* memory) const {
     p.cmpIndices.data = static_cast<const int32_t*>(cmpIndices.read(memory));
     if (p.cmpIndices.lengthStride > 0) p.cmpIndices.lengths = static_cast<const int32_t*>(cmpLengths.read(memory));
   }
+  return q.read(memory);
+}
+
+SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
+  SmlaPlan plan;
+  WorkspaceBooking& booking = plan.workspace;
+  plan.problem = smlaProblemOf(a, plan.inputs, booking);
+  const kernels::SmlaProblem& p = plan.problem;
+  plan.sinks = StagedTensor::planUnlessDense(*a.sinks, "sinks staging", booking);
+  plan.out = StagedTensor::planUnlessDense(*a.attnOut, "attnOut staging", booking);
+  plan.returnsLse = a.softmaxLse != nullptr;
+  if (plan.returnsLse) plan.lse = StagedTensor::planUnlessDense(*a.softmaxLse, "softmaxLse staging", booking);
+  plan.schedule = kernels::smlaForwardSchedule(p, threadCount());
+  plan.scratch = booking.book("kernel scratch", kernels::smlaScratchBytes(plan.schedule));
+  return plan;
+}
+
+aclnnStatus SmlaPlan::run(void* memory) const {
+  kernels::SmlaProblem p = problem;
   kernels::SmlaForwardIo io;
-  io.q = q.read(memory);
+  io.q = inputs.bind(memory, p);
   io.sinks = static_cast<const float*>(sinks.read(memory));
   io.out = out.target(memory);
   io.lse = returnsLse ? static_cast<float*>(lse.target(memory)) : nullptr;

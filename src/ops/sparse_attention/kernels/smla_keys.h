@@ -3,6 +3,7 @@
 // code: the same keys in the same order for every kernel table and thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/sparse_attention/kernels/smla_kernel.h"
@@ -30,20 +31,26 @@ struct SmlaKeyPart {
   int64_t position = 0;           // next key of the range, or next entry of the list
   bool done = false;
 
-  /** Appends up to `max` addresses to rows; returns how many. */
-  int64_t draw(const void** rows, int64_t max) {
+  /**
+   * Appends up to `max` addresses to rows; returns how many. With `columns`, each key's column as well: its entry of
+   * the list (listed), or its row (dense).
+   */
+  int64_t draw(const void** rows, int64_t max, int64_t* columns = nullptr) {
     int64_t n = 0;
     if (list == nullptr) {
       for (; n < max && range.begin + position < range.end; ++position, ++n) {
+        if (columns != nullptr) columns[n] = range.begin + position;
         rows[n] = smlaRowAddress(*source, batch, row0, range.begin + position);
       }
       return n;
     }
     while (n < max && !done && position < listCount) {
-      const int64_t key = list[position++];
+      const int64_t entry = position++;
+      const int64_t key = list[entry];
       if (key < 0) {
         done = true;  // a negative entry ends the list
       } else if (key >= range.begin && key < range.end) {
+        if (columns != nullptr) columns[n] = entry;
         rows[n++] = smlaRowAddress(*source, batch, row0, key);
       }
     }
@@ -70,8 +77,9 @@ class SmlaKeyCursor {
       if (p.cmpIndices.data != nullptr) {
         const SmlaIndexList& l = p.cmpIndices;
         cmp_.list = l.data + token * l.rowStride;
-        const int64_t limit =
-            p.cmpMaskMode == kSmlaMaskNone ? (l.lengths != nullptr ? l.lengths[token * l.lengthStride] : l.k) : visible;
+        // mode 0: the row's top-k length (or K); mode 3: the visible count, and the top-k length when given
+        int64_t limit = p.cmpMaskMode == kSmlaMaskNone ? l.k : visible;
+        if (l.lengths != nullptr) limit = std::min<int64_t>(limit, l.lengths[token * l.lengthStride]);
         cmp_.listCount = smlaIndicesRead(l.k, limit);
       }
     } else {
@@ -81,10 +89,13 @@ class SmlaKeyCursor {
     }
   }
 
-  /** Fills rows with the addresses of up to `max` next keys; 0 when every key was drawn. */
-  int64_t next(const void** rows, int64_t max) {
-    int64_t n = ori_.draw(rows, max);
-    if (n < max) n += cmp_.draw(rows + n, max - n);
+  /**
+   * Fills rows with the addresses of up to `max` next keys; 0 when every key was drawn. With `columns`, each key's
+   * column in its part (SmlaKeyPart::draw).
+   */
+  int64_t next(const void** rows, int64_t max, int64_t* columns = nullptr) {
+    int64_t n = ori_.draw(rows, max, columns);
+    if (n < max) n += cmp_.draw(rows + n, max - n, columns == nullptr ? nullptr : columns + n);
     return n;
   }
 
