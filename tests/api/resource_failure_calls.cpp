@@ -590,6 +590,7 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnSparseFlashMlaGradMetadata", sparseFlashMlaGradMetadata},
       {"aclnnSparseFlashMlaSoftmaxL1NormMetadata", sparseFlashMlaSoftmaxL1NormMetadata},
       {"aclnnSparseFlashMla", sparseFlashMla},
+      {"aclnnSparseFlashMlaSoftmaxL1Norm", sparseFlashMlaSoftmaxL1Norm},
       {"aclnnLightningIndexerV2", lightningIndexerV2},
       {"aclnnLightningIndexerV2Metadata", lightningIndexerV2Metadata},
   };
