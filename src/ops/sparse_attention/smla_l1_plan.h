@@ -13,8 +13,8 @@ namespace gradkit::ops {
 
 struct SmlaL1Plan {
   WorkspaceBooking workspace;
-  SmlaInputs inputs;
-  StagedTensor lse, out;
+  StagedTensor q, k, indices, lengths, lse, out;
+  int64_t tableOffset = 0;       // smlaKvSourceOf's out-parameter (k is never paged)
   int64_t width = 0;             // columns of an output row
   kernels::SmlaProblem problem;  // the run fills in the buffers
   kernels::SmlaSchedule schedule;

@@ -58,8 +58,7 @@ kernels::SmlaIndexList smlaIndexListOf(const aclTensor* indices, const aclTensor
   return list;
 }
 
-kernels::SmlaProblem smlaProblemOf(const SmlaArgs& a, SmlaInputs& inputs, WorkspaceBooking& booking) {
-  const SmlaShape shape = smlaShapeOf(a);
+kernels::SmlaProblem smlaProblemOf(const SmlaArgs& a, const SmlaShape& shape) {
   kernels::SmlaProblem p;
   p.ioType = a.q->dtype;
   p.tokens = shape.tokens;
@@ -73,21 +72,7 @@ kernels::SmlaProblem smlaProblemOf(const SmlaArgs& a, SmlaInputs& inputs, Worksp
     for (int64_t r = x.qRow0; r < x.qRow0 + x.qRows; ++r)
       p.tokenBatch[static_cast<size_t>(r)] = static_cast<int32_t>(b);
   }
-  inputs.q = StagedTensor::planUnlessDense(*a.q, "q staging", booking);
-  p.hasOri = a.oriKv != nullptr;
-  if (p.hasOri) {
-    p.ori = smlaKvSourceOf(*a.oriKv, shape.layoutKv, a.oriBlockTable, p.blockTables, &inputs.oriTableOffset,
-                           inputs.oriKv, "oriKv staging", booking);
-  }
   p.hasCmp = shape.hasCmp;
-  if (p.hasCmp) {
-    p.cmp = smlaKvSourceOf(*a.cmpKv, shape.layoutKv, a.cmpBlockTable, p.blockTables, &inputs.cmpTableOffset,
-                           inputs.cmpKv, "cmpKv staging", booking);
-  }
-  p.oriIndices = smlaIndexListOf(a.oriSparseIndices, a.oriTopkLength, inputs.oriIndices, inputs.oriLengths,
-                                 "oriSparseIndices staging", "oriTopkLength staging", booking);
-  p.cmpIndices = smlaIndexListOf(a.cmpSparseIndices, a.cmpTopkLength, inputs.cmpIndices, inputs.cmpLengths,
-                                 "cmpSparseIndices staging", "cmpTopkLength staging", booking);
   p.oriMaskMode = a.oriMaskMode;
   p.oriWinLeft = a.oriWinLeft;
   p.oriWinRight = a.oriWinRight;
@@ -101,11 +86,39 @@ kernels::SmlaProblem smlaProblemOf(const SmlaArgs& a, SmlaInputs& inputs, Worksp
   return p;
 }
 
-const void* SmlaInputs::bind(void* memory, kernels::SmlaProblem& p) const {
-  if (p.hasOri) {
-    p.ori.data = oriKv.read(memory);
-    if (p.ori.blockSize > 0) p.ori.blockTable = p.blockTables.data() + oriTableOffset;
+SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
+  SmlaPlan plan;
+  WorkspaceBooking& booking = plan.workspace;
+  const SmlaShape shape = smlaShapeOf(a);
+  plan.problem = smlaProblemOf(a, shape);
+  kernels::SmlaProblem& p = plan.problem;
+  plan.q = StagedTensor::planUnlessDense(*a.q, "q staging", booking);
+  int64_t oriTable = 0, cmpTable = 0;
+  p.ori = smlaKvSourceOf(*a.oriKv, shape.layoutKv, a.oriBlockTable, p.blockTables, &oriTable, plan.oriKv,
+                         "oriKv staging", booking);
+  if (p.hasCmp) {
+    p.cmp = smlaKvSourceOf(*a.cmpKv, shape.layoutKv, a.cmpBlockTable, p.blockTables, &cmpTable, plan.cmpKv,
+                           "cmpKv staging", booking);
   }
+  plan.oriTableOffset = oriTable;
+  plan.cmpTableOffset = cmpTable;
+  p.oriIndices = smlaIndexListOf(a.oriSparseIndices, a.oriTopkLength, plan.oriIndices, plan.oriLengths,
+                                 "oriSparseIndices staging", "oriTopkLength staging", booking);
+  p.cmpIndices = smlaIndexListOf(a.cmpSparseIndices, a.cmpTopkLength, plan.cmpIndices, plan.cmpLengths,
+                                 "cmpSparseIndices staging", "cmpTopkLength staging", booking);
+  plan.sinks = StagedTensor::planUnlessDense(*a.sinks, "sinks staging", booking);
+  plan.out = StagedTensor::planUnlessDense(*a.attnOut, "attnOut staging", booking);
+  plan.returnsLse = a.softmaxLse != nullptr;
+  if (plan.returnsLse) plan.lse = StagedTensor::planUnlessDense(*a.softmaxLse, "softmaxLse staging", booking);
+  plan.schedule = kernels::smlaForwardSchedule(p, threadCount());
+  plan.scratch = booking.book("kernel scratch", kernels::smlaScratchBytes(plan.schedule));
+  return plan;
+}
+
+aclnnStatus SmlaPlan::run(void* memory) const {
+  kernels::SmlaProblem p = problem;
+  p.ori.data = oriKv.read(memory);
+  if (p.ori.blockSize > 0) p.ori.blockTable = p.blockTables.data() + oriTableOffset;
   if (p.hasCmp) {
     p.cmp.data = cmpKv.read(memory);
     if (p.cmp.blockSize > 0) p.cmp.blockTable = p.blockTables.data() + cmpTableOffset;
@@ -118,27 +131,8 @@ const void* SmlaInputs::bind(void* memory, kernels::SmlaProblem& p) const {
     p.cmpIndices.data = static_cast<const int32_t*>(cmpIndices.read(memory));
     if (p.cmpIndices.lengthStride > 0) p.cmpIndices.lengths = static_cast<const int32_t*>(cmpLengths.read(memory));
   }
-  return q.read(memory);
-}
-
-SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
-  SmlaPlan plan;
-  WorkspaceBooking& booking = plan.workspace;
-  plan.problem = smlaProblemOf(a, plan.inputs, booking);
-  const kernels::SmlaProblem& p = plan.problem;
-  plan.sinks = StagedTensor::planUnlessDense(*a.sinks, "sinks staging", booking);
-  plan.out = StagedTensor::planUnlessDense(*a.attnOut, "attnOut staging", booking);
-  plan.returnsLse = a.softmaxLse != nullptr;
-  if (plan.returnsLse) plan.lse = StagedTensor::planUnlessDense(*a.softmaxLse, "softmaxLse staging", booking);
-  plan.schedule = kernels::smlaForwardSchedule(p, threadCount());
-  plan.scratch = booking.book("kernel scratch", kernels::smlaScratchBytes(plan.schedule));
-  return plan;
-}
-
-aclnnStatus SmlaPlan::run(void* memory) const {
-  kernels::SmlaProblem p = problem;
   kernels::SmlaForwardIo io;
-  io.q = inputs.bind(memory, p);
+  io.q = q.read(memory);
   io.sinks = static_cast<const float*>(sinks.read(memory));
   io.out = out.target(memory);
   io.lse = returnsLse ? static_cast<float*>(lse.target(memory)) : nullptr;

@@ -11,43 +11,30 @@
 
 namespace gradkit::ops {
 
-/** The staged inputs of a sparse MLA problem (q, the KV tensors, the index lists and their lengths). */
-struct SmlaInputs {
-  StagedTensor q, oriKv, cmpKv, oriIndices, cmpIndices, oriLengths, cmpLengths;
-  int64_t oriTableOffset = 0, cmpTableOffset = 0;  // where each block table starts in problem.blockTables
-
-  /** Points p's sources and lists at the run's buffers; returns q's dense elements. */
-  const void* bind(void* memory, kernels::SmlaProblem& p) const;
-};
-
-/**
- * The kernels' problem of a checked call (sizes, batches, the tokens' batches, sources, index lists, modes, the tile
- * path of BF16 inputs), its inputs planned into `inputs`. Without oriKv the problem has no ori part.
- */
-kernels::SmlaProblem smlaProblemOf(const SmlaArgs& args, SmlaInputs& inputs, WorkspaceBooking& booking);
-
 struct SmlaPlan {
   WorkspaceBooking workspace;
-  SmlaInputs inputs;
-  StagedTensor sinks, out, lse;
+  StagedTensor q, oriKv, cmpKv, oriIndices, cmpIndices, oriLengths, cmpLengths, sinks, out, lse;
   bool returnsLse = false;
-  kernels::SmlaProblem problem;  // the run fills in the buffers
+  int64_t oriTableOffset = 0, cmpTableOffset = 0;  // where each block table starts in problem.blockTables
+  kernels::SmlaProblem problem;                    // the run fills in the buffers
   kernels::SmlaSchedule schedule;
   WorkspaceRegion scratch;
 
   aclnnStatus run(void* memory) const;
 };
 
+/** The problem's sizes, batches, modes and tile path (the KV sources and index lists are the plan's to add). */
+kernels::SmlaProblem smlaProblemOf(const SmlaArgs& args, const SmlaShape& shape);
+
 /**
  * A KV tensor as the kernels address it: in place when its rows are contiguous (any row, batch or block strides),
- * else staged dense (`staged`, booked as `name`). A paged tensor's block table values are appended to `tables`, their
- * start written to tableOffset (the run points the source at them).
+ * else staged dense. A paged tensor's block table values are appended to `tables` at *tableOffset.
  */
 kernels::SmlaKvSource smlaKvSourceOf(const aclTensor& kv, SmlaLayout layout, const aclTensor* table,
                                      std::vector<int64_t>& tables, int64_t* tableOffset, StagedTensor& staged,
                                      const char* name, WorkspaceBooking& booking);
 
-/** An index list [tokens][K] and its optional lengths, staged unless dense (nothing when `indices` is null). */
+/** An index list (and its top-k lengths) as the kernels read it, staged dense unless it is. Absent: k = 0. */
 kernels::SmlaIndexList smlaIndexListOf(const aclTensor* indices, const aclTensor* lengths, StagedTensor& stagedIndices,
                                        StagedTensor& stagedLengths, const char* name, const char* lengthsName,
                                        WorkspaceBooking& booking);

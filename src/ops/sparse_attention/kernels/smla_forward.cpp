@@ -15,7 +15,7 @@
 #include "gradkit/float_convert.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
 #include "ops/sparse_attention/kernels/smla_keys.h"
-#include "ops/sparse_attention/kernels/smla_tile.h"
+#include "ops/sparse_attention/kernels/smla_operands.h"
 
 namespace gradkit::kernels {
 namespace {
@@ -34,6 +34,11 @@ struct SmlaSlot {
   void* gemmScratch = nullptr;
 };
 
+GemmShape scoreShape(const SmlaProblem& p, int64_t keys) {
+  const aclDataType type = smlaProductType(p);
+  return {p.n1, keys, p.d, false, true, p.d, p.d, kSmlaKeyTile, type, 1.0f, 0.0f, p.tileSums};
+}
+
 GemmShape valueShape(const SmlaProblem& p, int64_t keys) {
   const aclDataType type = smlaProductType(p);
   return {p.n1, p.d, keys, false, false, kSmlaKeyTile, p.d, p.d, type, 1.0f, 1.0f, p.tileSums};
@@ -43,8 +48,8 @@ GemmShape valueShape(const SmlaProblem& p, int64_t keys) {
 size_t gemmScratchBytes(const SmlaProblem& p) {
   size_t bytes = 0;
   for (int64_t keys = 1; keys <= kSmlaKeyTile; ++keys) {
-    bytes = std::max(
-        {bytes, TileGemm(smlaScoreShape(p, keys)).scratchBytes(), TileGemm(valueShape(p, keys)).scratchBytes()});
+    bytes =
+        std::max({bytes, TileGemm(scoreShape(p, keys)).scratchBytes(), TileGemm(valueShape(p, keys)).scratchBytes()});
   }
   return bytes;
 }
@@ -65,8 +70,6 @@ SmlaSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   return slot;
 }
 
-uint16_t toIo(aclDataType ioType, float v) { return ioType == ACL_BF16 ? floatToBf16(v) : floatToHalf(v); }
-
 /** Query row `token` of batch b (row i of it): out and lse of its n1 heads. */
 void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForwardIo& io, int64_t b, int64_t i,
                 int64_t token, const SmlaSlot& slot) {
@@ -84,8 +87,11 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
   int64_t seen = 0;
   for (int64_t keys = cursor.next(slot.rows, kSmlaKeyTile); keys > 0; keys = cursor.next(slot.rows, kSmlaKeyTile)) {
     seen += keys;
-    smlaGatherKeys(p, slot.rows, keys, slot.keys);
-    table.gemm(smlaScoreShape(p, keys), slot.q, slot.keys, slot.s, slot.gemmScratch);
+    const int64_t keyBytes = p.d * smlaOperandBytes(type);
+    for (int64_t r = 0; r < keys; ++r) {
+      smlaLoadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keys) + r * keyBytes);
+    }
+    table.gemm(scoreShape(p, keys), slot.q, slot.keys, slot.s, slot.gemmScratch);
     FaForwardRows rows;
     rows.s = slot.s;
     rows.ld = kSmlaKeyTile;
@@ -116,7 +122,7 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
   for (int64_t n = 0; n < p.n1; ++n) {
     const float l = slot.rowSum[n];
     const float* o = slot.o + n * p.d;
-    for (int64_t e = 0; e < p.d; ++e) out[n * p.d + e] = toIo(p.ioType, o[e] / l);
+    for (int64_t e = 0; e < p.d; ++e) out[n * p.d + e] = smlaFloatToIo(p.ioType, o[e] / l);
     if (lse != nullptr) lse[n] = slot.rowMax[n] + std::log(l);
   }
 }

@@ -59,7 +59,6 @@ struct SmlaProblem {
   std::vector<int32_t> tokenBatch;   // [tokens]: the batch owning each query row, -1 for rows after cuSeqlensQ[B]
   std::vector<int64_t> blockTables;  // storage the sources' blockTable pointers point into
   SmlaKvSource ori, cmp;
-  bool hasOri = true;  // false: no ori rows (the softmax L1 norm's problem), every ori part is empty
   bool hasCmp = false;
   SmlaIndexList oriIndices, cmpIndices;
   int64_t oriMaskMode = 0, oriWinLeft = -1, oriWinRight = -1, cmpMaskMode = 0, cmpRatio = 1;
