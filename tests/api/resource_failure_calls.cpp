@@ -591,6 +591,7 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnSparseFlashMlaSoftmaxL1NormMetadata", sparseFlashMlaSoftmaxL1NormMetadata},
       {"aclnnSparseFlashMla", sparseFlashMla},
       {"aclnnSparseFlashMlaGrad", sparseFlashMlaGrad},
+      {"aclnnSparseFlashMlaSoftmaxL1Norm", sparseFlashMlaSoftmaxL1Norm},
       {"aclnnLightningIndexerV2", lightningIndexerV2},
       {"aclnnLightningIndexerV2Metadata", lightningIndexerV2Metadata},
   };

@@ -8,6 +8,7 @@
 #include "aclnnop/aclnn_sparse_flash_mla_grad.h"
 #include "aclnnop/aclnn_sparse_flash_mla_grad_metadata.h"
 #include "aclnnop/aclnn_sparse_flash_mla_metadata.h"
+#include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm.h"
 #include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm_metadata.h"
 #include "api/resource_failure_calls.h"
 
@@ -110,6 +111,27 @@ std::unique_ptr<OpCall> sparseFlashMlaGrad() {
                                                    nullptr, nullptr, size, executor);
   };
   call->secondPhase = aclnnSparseFlashMlaGrad;
+  return call;
+}
+
+std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1Norm() {
+  // TND q of 2 batches (3 and 5 rows) with 2 heads over 5 compressed keys (2 and 3), ratio 4, mask 3, dense.
+  auto call = std::make_unique<OpCall>();
+  aclTensor* q = shaped(*call, ACL_BF16, 2, {8, 2, 512}, false);
+  aclTensor* k = shaped(*call, ACL_BF16, 2, {5, 1, 512}, false);
+  aclTensor* lse = shaped(*call, ACL_FLOAT, 4, {1, 8, 2}, false);
+  aclTensor* cuQ = ints(*call, {0, 3, 8});
+  aclTensor* cuK = ints(*call, {0, 2, 5});
+  aclTensor* residual = ints(*call, {0, 0});
+  aclTensor* metadata = ints(*call, std::vector<int32_t>(64, 0));
+  aclTensor* out = shaped(*call, ACL_FLOAT, 4, {8, 1, 3}, true);
+  call->firstPhase = [=](uint64_t* size, aclOpExecutor** executor) {
+    static char tnd[] = "TND";
+    return aclnnSparseFlashMlaSoftmaxL1NormGetWorkspaceSize(q, k, lse, nullptr, cuQ, cuK, nullptr, nullptr, residual,
+                                                            nullptr, metadata, 0.0442, 3, 4, 3, tnd, tnd, out, size,
+                                                            executor);
+  };
+  call->secondPhase = aclnnSparseFlashMlaSoftmaxL1Norm;
   return call;
 }
 

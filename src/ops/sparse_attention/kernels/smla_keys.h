@@ -3,6 +3,7 @@
 // code: the same keys in the same order for every kernel table and thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/sparse_attention/kernels/smla_kernel.h"
@@ -87,8 +88,9 @@ class SmlaKeyCursor {
       if (p.cmpIndices.data != nullptr) {
         const SmlaIndexList& l = p.cmpIndices;
         cmp_.list = l.data + token * l.rowStride;
-        const int64_t limit =
-            p.cmpMaskMode == kSmlaMaskNone ? (l.lengths != nullptr ? l.lengths[token * l.lengthStride] : l.k) : visible;
+        // mode 0: the row's top-k length (or K); mode 3: the visible count, and the top-k length when given
+        int64_t limit = p.cmpMaskMode == kSmlaMaskNone ? l.k : visible;
+        if (l.lengths != nullptr) limit = std::min<int64_t>(limit, l.lengths[token * l.lengthStride]);
         cmp_.listCount = smlaIndicesRead(l.k, limit);
       }
     } else {
