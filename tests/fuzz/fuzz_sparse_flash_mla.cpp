@@ -1,6 +1,7 @@
-// libFuzzer target: aclnnSparseFlashMla and its companion metadata operators (tests/fuzz/README.md). The first byte
-// picks aclnnSparseFlashMla, aclnnSparseFlashMlaMetadata, aclnnSparseFlashMlaGradMetadata or
-// aclnnSparseFlashMlaSoftmaxL1NormMetadata; then one problem is decoded for all four: the SoC, q's layout (BSND /
+// libFuzzer target: aclnnSparseFlashMla, its gradient, its softmax L1 norm and their metadata operators
+// (tests/fuzz/README.md). The first byte picks aclnnSparseFlashMla, aclnnSparseFlashMlaMetadata,
+// aclnnSparseFlashMlaGradMetadata, aclnnSparseFlashMlaSoftmaxL1NormMetadata, aclnnSparseFlashMlaGrad or
+// aclnnSparseFlashMlaSoftmaxL1Norm; then one problem is decoded for all six: the SoC, q's layout (BSND /
 // TND), the KV's (as q, PA_BBND, or the other one), B, N1, D, the per-batch query / ori / compressed lengths,
 // cmpRatio, the mask modes and windows, listed (sparse) ori and cmp indices with their widths, topkValueMode,
 // returnSoftmaxLse, the softmax scale, the block size; every tensor then gets fuzz_common.h's hostile descriptor and
@@ -19,6 +20,7 @@
 #include "aclnnop/aclnn_sparse_flash_mla_grad.h"
 #include "aclnnop/aclnn_sparse_flash_mla_grad_metadata.h"
 #include "aclnnop/aclnn_sparse_flash_mla_metadata.h"
+#include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm.h"
 #include "aclnnop/aclnn_sparse_flash_mla_softmax_l1_norm_metadata.h"
 #include "fuzz_sparse_common.h"
 
@@ -160,7 +162,8 @@ bool presence(fuzz::Input& in, bool wanted) { return in.oneIn(16) ? !wanted : wa
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
   fuzz::World world;
-  const int op = in.u8() % 5;  // 0 forward, 1 metadata, 2 grad metadata, 3 softmax-L1-norm metadata, 4 grad
+  // 0 forward, 1 metadata, 2 grad metadata, 3 softmax-L1-norm metadata, 4 grad, 5 softmax L1 norm
+  const int op = in.u8() % 6;
   const Problem p = decode(in, op);
   gradkit::rt::setSocOverride(p.soc);
   const bool paged = p.kv == Kv::Paged, tndKv = p.kv == Kv::Tnd;
@@ -182,13 +185,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     attnOut = fuzz::sparse::make(world, in, p.dtype, qShape);  // the gradient's dQueryOut
     sinks = fuzz::sparse::make(world, in, ACL_FLOAT, {p.n1}, op == 0 || !in.oneIn(4));
   }
+  if (op == 5) {  // q, k (the compressed rows), softmaxLse
+    q = fuzz::sparse::make(world, in, p.dtype, qShape);
+    cmpKv = fuzz::sparse::make(world, in, p.dtype, kvShape(p, p.c, blocksCmp));
+    gradLse = fuzz::sparse::make(world, in, ACL_FLOAT, lseShape);
+  }
   if (op == 4) {
     dOut = fuzz::sparse::make(world, in, p.dtype, qShape);
     out = fuzz::sparse::make(world, in, p.dtype, qShape);
     gradLse = fuzz::sparse::make(world, in, ACL_FLOAT, lseShape);
   }
   const Arg oriIdx = fuzz::sparse::make(world, in, ACL_INT32, perToken(p, p.k), main && p.oriListed);
-  const Arg cmpIdx = fuzz::sparse::make(world, in, ACL_INT32, perToken(p, p.k2), main && p.cmpListed);
+  const Arg cmpIdx = fuzz::sparse::make(world, in, ACL_INT32, perToken(p, p.k2), (main || op == 5) && p.cmpListed);
   const Arg oriTable = fuzz::sparse::make(world, in, ACL_INT32, {p.batch, colsOri}, op == 0 && paged);
   const Arg cmpTable = fuzz::sparse::make(world, in, ACL_INT32, {p.batch, colsCmp}, op == 0 && paged && p.hasCmp);
   const Arg cuQ = fuzz::sparse::make(world, in, ACL_INT32, {p.batch + 1}, presence(in, p.tndQ));
@@ -204,8 +212,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz::sparse::make(world, in, ACL_INT32, perToken(p, -1), op != 3 && presence(in, p.oriListed && p.oriMode == 0));
   const Arg cmpLen =
       fuzz::sparse::make(world, in, ACL_INT32, perToken(p, -1), presence(in, p.cmpListed && p.cmpMode == 0));
-  const Arg metadata = fuzz::sparse::make(world, in, ACL_INT32, {op == 3 ? 64 : 1024});
-  Arg lse, dOriKv, dCmpKv, dSinks, oriL1, cmpL1;
+  const Arg metadata = fuzz::sparse::make(world, in, ACL_INT32, {op == 3 || op == 5 ? 64 : 1024});
+  Arg lse, dOriKv, dCmpKv, dSinks, oriL1, cmpL1, l1Norm;
+  const int64_t maxSeqlenK = op == 5 ? fuzz::sparse::hostileAttr(in, p.max(p.c)) : 0;
   if (op == 0) {
     if (p.returnLse) {
       lse = fuzz::sparse::make(world, in, ACL_FLOAT, lseShape);
@@ -218,6 +227,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     dSinks = fuzz::sparse::make(world, in, ACL_FLOAT, {p.n1}, presence(in, sinks.t != nullptr));
     oriL1 = fuzz::sparse::make(world, in, ACL_FLOAT, perToken(p, p.k), p.oriListed && !in.oneIn(4));
     cmpL1 = fuzz::sparse::make(world, in, ACL_FLOAT, perToken(p, p.k2), presence(in, p.cmpListed));
+  } else if (op == 5) {  // slot-indexed with a list, else by key row: [B, S1, 1, max C] / [T1, 1, maxSeqlenK]
+    const int64_t width = p.cmpListed ? p.k2 : p.tndQ ? std::clamp<int64_t>(maxSeqlenK, 0, 64) : p.max(p.c);
+    l1Norm = fuzz::sparse::make(world, in, ACL_FLOAT, perToken(p, width));
   }
 
   // Contents: float inputs, then the INT32 values as decoded (an alias may overwrite an earlier tensor's bytes).
@@ -258,7 +270,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool nullSize = nulls == 0xF1, nullExecutor = nulls == 0xF2;
   uint64_t* sizeArg = nullSize ? nullptr : &workspaceSize;
   aclOpExecutor** executorArg = nullExecutor ? nullptr : &executor;
-  bool mustFail = nullSize || nullExecutor || metadata.t == nullptr;
+  // Metadata: required everywhere but by the gradient, which takes it on Ascend950 only (and refuses it on A2/A3).
+  const bool metadataWrong = op == 4 ? (metadata.t == nullptr) == (p.soc == Soc::Ascend950) : metadata.t == nullptr;
+  bool mustFail = nullSize || nullExecutor || metadataWrong;
   std::vector<fuzz::View> outputs;
   if (metadata.t != nullptr && op != 0) outputs.push_back(metadata.v);
   aclnnStatus status;
@@ -285,6 +299,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         seqCmp.t, residual.t, oriLen.t, cmpLen.t, sinks.t, metadata.t, p.scale, cr, p.oriMode, p.cmpMode, p.winL,
         p.winR, layoutQ, layoutKv, attnOut.t, dOriKv.t, dCmpKv.t, dSinks.t, oriL1.t, cmpL1.t, sizeArg, executorArg);
     run = aclnnSparseFlashMlaGrad;
+  } else if (op == 5) {
+    mustFail = mustFail || q.t == nullptr || cmpKv.t == nullptr || gradLse.t == nullptr || l1Norm.t == nullptr ||
+               !std::isfinite(p.scale) || cr < 1 || cr > 128 || p.soc != Soc::Ascend950;
+    if (l1Norm.t != nullptr) outputs.push_back(l1Norm.v);
+    char* layoutK = fuzz::sparse::layoutText(in, qText, texts);
+    status = aclnnSparseFlashMlaSoftmaxL1NormGetWorkspaceSize(
+        q.t, cmpKv.t, gradLse.t, cmpIdx.t, cuQ.t, cuCmp.t, seqQ.t, seqCmp.t, residual.t, cmpLen.t, metadata.t, p.scale,
+        maxSeqlenK, cr, p.cmpMode, layoutQ, layoutK, l1Norm.t, sizeArg, executorArg);
+    run = aclnnSparseFlashMlaSoftmaxL1Norm;
   } else if (op == 1 || op == 2) {
     const bool hasOri = !in.oneIn(16), hasCmp = presence(in, p.hasCmp);
     const int64_t n1 = fuzz::sparse::hostileAttr(in, p.n1), nkv = fuzz::sparse::hostileAttr(in, 1);
@@ -320,9 +343,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (p.returnLse) FUZZ_REQUIRE(fuzz::sparse::allFinite(world, lse), "softmaxLse not finite for finite inputs");
     }
   }
-  // The gradient recomputes P = exp(s - lse) from a given lse: finite when |s| + |lse| stays small (scale 0, small
-  // values), not for every finite lse.
-  if (op == 4 && fuzz::sparse::ran(world, status, workspaceSize)) {
+  // The L1 norm and the gradient recompute P = exp(s - lse) from a given lse: finite when |s| + |lse| stays small
+  // (scale 0, small values), not for every finite lse.
+  if ((op == 4 || op == 5) && fuzz::sparse::ran(world, status, workspaceSize)) {
     bool finiteIn = true;
     for (const Arg* a : {&q, &oriKv, &cmpKv, &sinks, &dOut, &out, &gradLse}) {
       finiteIn = finiteIn && fuzz::sparse::allFinite(world, *a);
@@ -331,8 +354,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                              std::max(fuzz::sparse::maxAbs(world, oriKv), fuzz::sparse::maxAbs(world, cmpKv)) +
                          std::max(fuzz::sparse::maxAbs(world, gradLse), fuzz::sparse::maxAbs(world, sinks));
     if (finiteIn && bound <= 20) {
-      for (const Arg* a : {&attnOut, &dOriKv, &dCmpKv, &dSinks, &oriL1, &cmpL1}) {
-        FUZZ_REQUIRE(fuzz::sparse::allFinite(world, *a), "a SparseFlashMlaGrad output is not finite for finite inputs");
+      // P <= e^20 there: fp32-range outputs stay finite; FLOAT16 gradients may overflow 65504 (not a finding).
+      for (const Arg* a : {&attnOut, &dOriKv, &dCmpKv, &dSinks, &oriL1, &cmpL1, &l1Norm}) {
+        if (a->dtype == ACL_FLOAT16) continue;
+        FUZZ_REQUIRE(fuzz::sparse::allFinite(world, *a), "an output is not finite for finite inputs");
       }
     }
   }

@@ -285,7 +285,7 @@ CMP_REGRESSIONS["fwd-table-2e33-columns-stride0"] = sparse([0], {222: 244})
 
 
 # fuzz_sparse_flash_mla (bytes in decoding order): op (0 SparseFlashMla, 1 its Metadata, 2 GradMetadata, 3
-# SoftmaxL1NormMetadata, 4 SparseFlashMlaGrad), SoC (0: Ascend950, 211: Ascend910B), q layout (1: TND), KV layout
+# SoftmaxL1NormMetadata, 4 SparseFlashMlaGrad, 5 SparseFlashMlaSoftmaxL1Norm), SoC (0: Ascend950, 211: Ascend910B), q layout (1: TND), KV layout
 # (0: as q, 150: PA_BBND, 235: the other one; PA_BBND only for ops 0 and 1), dtype (1: FP16), B - 1, N1 (index of 1,
 # 2, 3, 4, 8, 1, 2, 16), D (0: 512), cmpRatio (index of 4, 1, 2, 3, 128, 8), cmpKv (3: absent), cmpMaskMode (0: 3,
 # 2: 0), oriMaskMode (0: 4, 1: 3, 2: 0), the windows (band: index of -1, 0, 1, 2, 3, 127), ori indices (3: listed),
@@ -321,6 +321,9 @@ SPARSE_FLASH_MLA["grad-metadata-a2-unavailable"] = smla(2, soc=211)
 SPARSE_FLASH_MLA["grad-bsnd-csa-window"] = smla(4, k2=2, win=(4, 0))
 SPARSE_FLASH_MLA["grad-tnd-hca-causal"] = smla(4, tnd=1, cr=4, k2=None, ori_mode=1, lens=((3, 9, 2), (2, 4, 1)))
 SPARSE_FLASH_MLA["grad-bsnd-swa-fp16-listed"] = smla(4, fp16=1, has_cmp=False, cmp_mode=2, k=3, cr=1)
+SPARSE_FLASH_MLA["l1-bsnd-csa-causal"] = smla(5, k2=2, ori_mode=1)
+SPARSE_FLASH_MLA["l1-tnd-hca-dense"] = smla(5, tnd=1, cr=4, k2=None, ori_mode=1, lens=((3, 9, 2), (2, 4, 1)))
+SPARSE_FLASH_MLA["l1-tnd-csa-mode0-lengths"] = smla(5, tnd=1, cr=1, cmp_mode=2, k2=3, n1=4, lens=((2, 5, 3), (3, 6, 2)))
 SPARSE_FLASH_MLA["grad-tnd-listed-mode0"] = smla(4, tnd=1, ori_mode=2, cmp_mode=2, k=2, k2=3, n1=4,
                                                   lens=((2, 5, 3), (3, 6, 2)))
 
@@ -330,6 +333,15 @@ REGRESSIONS["fuzz_sparse_flash_mla"] = {
     "no-batch-metadata-tnd-internal-error": smla(1, tnd=1, cr=1, batch=255, k2=None, lens=()),
     "no-batch-metadata-tnd-csa-internal-error": smla(1, tnd=1, cr=1, batch=255, k2=2, lens=()),
     "no-batch-grad-metadata-tnd": smla(2, tnd=1, cr=1, batch=255, k2=None, lens=()),
+    # Found when the L1 norm joined the target (raw libFuzzer inputs): the L1 norm accepted a NaN softmaxScale; the
+    # gradient read bf16 keys in place with a row stride below D (a view overlapping its rows: TileGemm threw, 507000);
+    # the L1 norm's check read a null cuSeqlensQOptional for a BSND q of no batch (UBSan: a null reference).
+    "l1-nan-scale-accepted": [17, 17, 226, 226, 226, 226, 1, 0, 0, 0, 0, 0, 0, 15, 226, 226, 226, 226, 255, 255, 255,
+                              230, 226, 226, 2, 80],
+    "grad-keys-in-place-overlapping-rows": [118, 139, 0, 32, 176, 97, 108, 117, 101, 32, 0, 1, 1, 0, 0, 31] +
+    [141] * 19 + [222, 227, 127, 1, 0, 0, 27, 0, 0, 0, 31] + [141] * 19 + [222, 227, 127, 1, 0, 0, 27, 0, 0, 0, 0, 1] +
+    [0] * 9 + [128] + [0] * 13,
+    "l1-bsnd-no-batch-null-prefix-sums": [131, 128, 82, 65, 255, 255, 5, 65, 255, 255, 5, 104, 104],
 }
 
 # fuzz_lightning_indexer (bytes in decoding order): op (0 LightningIndexerV2, 1 its Metadata, 2

@@ -62,10 +62,16 @@ TEST_F(SmlaGradChecks, TheBaseCallsAreAcceptedAndRun) {
   SmlaGradCall swa;
   swa.withoutCmp();
   EXPECT_EQ(swa.run(), ACLNN_SUCCESS) << aclGetRecentErrMsg();
-  SmlaGradCall bare;  // only the required tensors and the prefix sums: no sinks, metadata or optional outputs
+  SmlaGradCall
+      bare;  // only the required tensors, the prefix sums and (Ascend950) metadata: no sinks or optional outputs
   bare.withoutCmp();
-  bare.sinks = bare.metadata = bare.dOri = bare.dSinks = nullptr;
+  bare.sinks = bare.dOri = bare.dSinks = nullptr;
   EXPECT_EQ(bare.run(), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  SmlaGradCall noMetadata;  // Ascend950 takes the gradient metadata (upstream's torch API requires it)
+  noMetadata.metadata = nullptr;
+  const Outcome rejected = noMetadata.call();
+  EXPECT_EQ(rejected.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(rejected.message.find("'metadataOptional'"), std::string::npos) << rejected.message;
 }
 
 TEST_F(SmlaGradChecks, NullRequiredArguments) {

@@ -3,6 +3,8 @@
 // gradkit's shape and value rules; the accepted variants (BSND, dense, mask 0, empty optionals, an empty q) run.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -258,6 +260,11 @@ TEST(SmlaL1Checks, UpstreamsRulesInOrder) {
        kInvalid,
        {"'metadataOptional'"}},
       {"cmpRatio", [](L1Call& c) { c.ratio = 129; }, kInvalid, {"'cmpRatio'", "129"}},
+      {"softmaxScale NaN (gradkit's rule)",
+       [](L1Call& c) { c.scale = std::nan(""); },
+       kInvalid,
+       {"'softmaxScale'", "finite"}},
+      {"softmaxScale infinite", [](L1Call& c) { c.scale = HUGE_VAL; }, kInvalid, {"'softmaxScale'", "inf"}},
       {"maskMode", [](L1Call& c) { c.mode = 4; }, kInvalid, {"'maskMode'"}},
       {"k heads",
        [](L1Call& c) {
@@ -351,6 +358,18 @@ TEST(SmlaL1Checks, GradkitsShapeAndValueRules) {
        },
        kInvalid,
        {"'cuSeqlensQOptional'", "at least one batch"}},
+      {"no batch, BSND (found by the fuzz target: no cuSeqlensQOptional to name)",
+       [](L1Call& c) {
+         c.toBsnd();
+         c.q = c.pool.make(ACL_BF16, {0, 3, 4, kD});
+         c.k = c.pool.make(ACL_BF16, {0, 4, 1, kD});
+         c.lse = c.pool.make(ACL_FLOAT, {0, 1, 3, 4});
+         c.idx = c.topkLen = c.usedQ = c.usedK = c.residual = nullptr;
+         c.ratio = 1;
+         c.out = c.pool.make(ACL_FLOAT, {0, 3, 1, 4});
+       },
+       kInvalid,
+       {"'q'", "B >= 1"}},
       {"empty k",
        [](L1Call& c) {
          c.k = c.pool.make(ACL_BF16, {0, 1, kD});

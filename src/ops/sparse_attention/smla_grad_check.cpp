@@ -151,6 +151,11 @@ aclnnStatus checkExistence(const SmlaGradArgs& a, const SmlaShape& s) {
         mustBeAbsent("cmpTopkLengthOptional", a.cmpTopkLength, "only cmpSparseIndices with cmpMaskMode 0 take it"));
   }
   if (a.sinks == nullptr) GRADKIT_RETURN_IF_ERROR(mustBeAbsent("dSinksOutOptional", a.dSinks, "no sinks"));
+  if (rt::currentSoc() ==
+      rt::Soc::Ascend950) {  // upstream's torch API requires it there (A2/A3: the profile forbids it)
+    GRADKIT_RETURN_IF_ERROR(
+        mustBePresent("metadataOptional", a.metadata, "Ascend950: aclnnSparseFlashMlaGradMetadata's output"));
+  }
   if (a.oriSparseIndices == nullptr) {
     GRADKIT_RETURN_IF_ERROR(mustBeAbsent("oriSoftmaxL1NormOptional", a.oriSoftmaxL1Norm, "no oriSparseIndices"));
   }

@@ -65,6 +65,10 @@ aclnnStatus checkRanksAndAttributes(const SmlaL1Args& a) {
   GRADKIT_RETURN_IF_ERROR(checkRankIn(kApi, "softmaxLse", *a.softmaxLse, {rank}, why));
   GRADKIT_RETURN_IF_ERROR(checkRankIn(kApi, "metadataOptional", *a.metadata, {1}, "1 dim [64]"));
   if (a.cmpRatio < 1 || a.cmpRatio > kMaxRatio) return invalid("cmpRatio", "1 .. 128", std::to_string(a.cmpRatio));
+  // gradkit's rule, as the forward's and the gradient's: a NaN or infinite scale makes every output NaN.
+  if (!std::isfinite(a.softmaxScale)) {
+    return invalid("softmaxScale", "a finite value", std::to_string(a.softmaxScale));
+  }
   if (a.maskMode != 0 && a.maskMode != 3) {
     return invalid("maskMode", "0 (none) or 3 (right-down causal)", std::to_string(a.maskMode));
   }

@@ -30,7 +30,8 @@ std::string shapeOf(const aclTensor& t) { return "shape " + t.shapeString(); }
 
 aclnnStatus checkShapes(const SmlaL1Args& a, const SmlaShape& s) {
   const bool tnd = s.layoutQ == SmlaLayout::Tnd;
-  if (s.batch < 1) {
+  if (s.batch < 1) {  // TND: one prefix sum; BSND: q's dim 0 is 0 (no cuSeqlensQOptional then)
+    if (a.cuSeqlensQ == nullptr) return invalid("q", "B >= 1 (its dim 0, layout BSND)", shapeOf(*a.q));
     return invalid("cuSeqlensQOptional", "B + 1 >= 2 prefix sums (at least one batch)", shapeOf(*a.cuSeqlensQ));
   }
   if (a.k->isEmpty()) return invalid("k", "no dim of 0 (an empty k is not supported)", shapeOf(*a.k));

@@ -81,7 +81,7 @@ GradSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   slot.qdo = arena.take<char>(2 * p.n1 * p.d * bytes);
   slot.keys = arena.take<char>(kTile * p.d * bytes);
   slot.s = arena.take<float>(2 * p.n1 * kTile);
-  slot.dp = slot.s + p.n1 * kTile;
+  slot.dp = slot.s == nullptr ? nullptr : slot.s + p.n1 * kTile;  // null while the arena only counts
   if (p.tilePath == TilePath::NativeBf16) slot.a16 = arena.take<uint16_t>(2 * p.n1 * kTile);
   slot.dq = arena.take<float>(p.n1 * p.d);
   slot.tile = arena.take<float>(kTile * p.d);
@@ -144,7 +144,8 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
     seen += keys;
     // The keys as product operands: read in place when they are consecutive rows already of the operand type (bf16
     // on the native path), else gathered (and widened) into the tile.
-    const bool inPlace = trace.rowStride > 0 && type == ACL_BF16;
+    // (A hostile view may overlap its rows: a row stride below d is gathered.)
+    const bool inPlace = trace.rowStride >= p.d && type == ACL_BF16;
     const void* keyOperands = inPlace ? slot.rows[0] : slot.keys;
     const int64_t keysLd = inPlace ? trace.rowStride : p.d;
     for (int64_t r = 0; r < keys && !inPlace; ++r) {
