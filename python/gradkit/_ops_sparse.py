@@ -98,6 +98,82 @@ def sparse_flash_mla(q, ori_kv, cmp_kv, sinks, *, ori_sparse_indices=None, cmp_s
     return SparseFlashMlaResult(result(attn_out), softmax_lse if return_softmax_lse else None)
 
 
+def sparse_flash_mla_grad(q, ori_kv, cmp_kv, d_out, out, softmax_lse, sinks, *, ori_sparse_indices=None,
+                          cmp_sparse_indices=None, cu_seqlens_q=None, cu_seqlens_ori_kv=None, cu_seqlens_cmp_kv=None,
+                          seqused_q=None, seqused_ori_kv=None, seqused_cmp_kv=None, cmp_residual_kv=None,
+                          ori_topk_length=None, cmp_topk_length=None, metadata=None, softmax_scale=None, cmp_ratio=1,
+                          ori_mask_mode=4, cmp_mask_mode=3, ori_win_left=127, ori_win_right=0, layout_q=None,
+                          layout_kv=None, need_d_ori_kv=True, need_d_cmp_kv=True, need_d_sinks=True,
+                          ori_softmax_l1_norm=None, cmp_softmax_l1_norm=None, dq=None, d_ori_kv=None, d_cmp_kv=None,
+                          d_sinks=None):
+    """aclnnSparseFlashMlaGrad (include/aclnnop/aclnn_sparse_flash_mla_grad.h): the gradients of sparse_flash_mla's
+    out for d_out (q's shape and dtype), from the forward's out and softmax_lse and its arguments (BSND / TND, no paged
+    KV): dq, d_ori_kv, d_cmp_kv (K = V: a key row's gradient through both products, repeated keys add) in q's dtype
+    and d_sinks (float32 [N1]); the need_* flags leave a gradient out (None). ori_softmax_l1_norm /
+    cmp_softmax_l1_norm: optional float32 outputs of the listed keys' head-averaged softmax, written in place.
+    Returns SparseFlashMlaGrads(dq, d_ori_kv, d_cmp_kv, d_sinks, ori_softmax_l1_norm, cmp_softmax_l1_norm)."""
+    layout_q = _layout(q, layout_q)
+    layout_kv = layout_kv if layout_kv is not None else layout_q
+    if softmax_scale is None:
+        softmax_scale = 1.0 / math.sqrt(SMLA_HEAD_DIM)
+    if cmp_kv is not None:
+        cmp_residual_kv = _residual(q, layout_q, cu_seqlens_q, cmp_ratio, cmp_mask_mode, cmp_residual_kv)
+    if dq is None:
+        dq = empty_like_dtype(q, shape_of(q))
+    if need_d_ori_kv and ori_kv is not None and d_ori_kv is None:
+        d_ori_kv = empty_like_dtype(q, shape_of(ori_kv))
+    if need_d_cmp_kv and cmp_kv is not None and d_cmp_kv is None:
+        d_cmp_kv = empty_like_dtype(q, shape_of(cmp_kv))
+    if need_d_sinks and d_sinks is None:
+        d_sinks = empty(q, shape_of(sinks), "float32")
+    _C.sparse_flash_mla_grad(arg(q), arg(d_out), arg(out), arg(softmax_lse), arg(ori_kv), arg(cmp_kv),
+                             arg(ori_sparse_indices), arg(cmp_sparse_indices), arg(cu_seqlens_q),
+                             arg(cu_seqlens_ori_kv), arg(cu_seqlens_cmp_kv), arg(seqused_q), arg(seqused_ori_kv),
+                             arg(seqused_cmp_kv), arg(cmp_residual_kv), arg(ori_topk_length), arg(cmp_topk_length),
+                             arg(sinks), arg(_metadata(q, metadata, SMLA_METADATA_WORDS)), float(softmax_scale),
+                             int(cmp_ratio), int(ori_mask_mode), int(cmp_mask_mode), int(ori_win_left),
+                             int(ori_win_right), layout_q, layout_kv, arg(dq), arg(d_ori_kv), arg(d_cmp_kv),
+                             arg(d_sinks), arg(ori_softmax_l1_norm), arg(cmp_softmax_l1_norm))
+    return SparseFlashMlaGrads(result(dq), None if d_ori_kv is None else result(d_ori_kv),
+                               None if d_cmp_kv is None else result(d_cmp_kv), d_sinks, ori_softmax_l1_norm,
+                               cmp_softmax_l1_norm)
+
+
+def softmax_l1_norm_shape(q, topk_or_keys, layout_q=None):
+    """sparse_flash_mla_softmax_l1_norm's output: [B, S1, 1, K] / [T1, 1, K] (K: the top-k width, or the keys when
+    dense)."""
+    return indexer_output_shape(q, topk_or_keys, layout_q)
+
+
+def sparse_flash_mla_softmax_l1_norm(q, cmp_kv, softmax_lse, sparse_indices=None, *, cu_seqlens_q=None,
+                                     cu_seqlens_k=None, seqused_q=None, seqused_k=None, cmp_residual_k=None,
+                                     topk_length=None, metadata=None, softmax_scale=None, max_seqlen_k=None,
+                                     cmp_ratio=1, mask_mode=3, layout_q=None, layout_k=None, out=None):
+    """aclnnSparseFlashMlaSoftmaxL1Norm: the head-averaged attention probability of each compressed key a row reads,
+    (sum_h exp(softmax_scale * q_h . k_j - softmax_lse[row, h])) / N1, from the forward's softmax_lse (which holds
+    the ori part and the sink): per slot of sparse_indices (CSA), or per key row (dense), 0 elsewhere. The target of
+    the lightning indexer's KL loss. Returns float32 softmax_l1_norm_shape(q, K) (Ascend950 profile only)."""
+    layout_q = _layout(q, layout_q)
+    layout_k = layout_k if layout_k is not None else layout_q
+    if softmax_scale is None:
+        softmax_scale = 1.0 / math.sqrt(SMLA_HEAD_DIM)
+    if max_seqlen_k is None:
+        max_seqlen_k = shape_of(cmp_kv)[1] if layout_k == "BSND" else 0
+        if layout_k == "TND":
+            cu = cu_seqlens_k.tolist() if cu_seqlens_k is not None else [0, shape_of(cmp_kv)[0]]
+            max_seqlen_k = max([b - a for a, b in zip(cu[:-1], cu[1:])] + [0])
+    cmp_residual_k = _residual(q, layout_q, cu_seqlens_q, cmp_ratio, mask_mode, cmp_residual_k)
+    width = shape_of(sparse_indices)[-1] if sparse_indices is not None else int(max_seqlen_k)
+    if out is None:
+        out = empty(q, softmax_l1_norm_shape(q, width, layout_q), "float32")
+    _C.sparse_flash_mla_softmax_l1_norm(arg(q), arg(cmp_kv), arg(softmax_lse), arg(sparse_indices), arg(cu_seqlens_q),
+                                        arg(cu_seqlens_k), arg(seqused_q), arg(seqused_k), arg(cmp_residual_k),
+                                        arg(topk_length), arg(_metadata(q, metadata, KL_METADATA_WORDS)),
+                                        float(softmax_scale), int(max_seqlen_k), int(cmp_ratio), int(mask_mode),
+                                        layout_q, layout_k, arg(out))
+    return out
+
+
 def _smla_metadata(function, num_heads_q, batch_size, max_seqlen_q, max_seqlen_ori_kv, max_seqlen_cmp_kv, ori_topk,
                    cmp_topk, cmp_ratio, ori_mask_mode, cmp_mask_mode, ori_win_left, ori_win_right, layout_q,
                    layout_kv, has_ori_kv, has_cmp_kv, lengths, metadata, ref):
@@ -261,7 +337,8 @@ def sparse_lightning_indexer_kl_loss_grad_metadata(num_heads_q, topk, *, batch_s
 
 
 __all__ = ["SparseFlashMlaResult", "SparseFlashMlaGrads", "LightningIndexerResult", "IndexerKLLossGrads",
-           "smla_lse_shape", "sparse_flash_mla", "sparse_flash_mla_metadata", "sparse_flash_mla_grad_metadata",
+           "smla_lse_shape", "sparse_flash_mla", "sparse_flash_mla_grad", "softmax_l1_norm_shape",
+           "sparse_flash_mla_softmax_l1_norm", "sparse_flash_mla_metadata", "sparse_flash_mla_grad_metadata",
            "sparse_flash_mla_softmax_l1_norm_metadata", "indexer_output_shape", "lightning_indexer_v2",
            "lightning_indexer_v2_metadata", "sparse_lightning_indexer_kl_loss_grad",
            "sparse_lightning_indexer_kl_loss_grad_metadata"]

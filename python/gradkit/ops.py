@@ -16,8 +16,9 @@ from ._ops_mhc import (BlockAttentionResidualsGrads, BlockAttentionResidualsResu
 # The sparse attention operators (DeepSeek-V4 CSA / HCA) likewise.
 from ._ops_sparse import (IndexerKLLossGrads, LightningIndexerResult, SparseFlashMlaGrads,  # noqa: F401
                           SparseFlashMlaResult, indexer_output_shape, lightning_indexer_v2,
-                          lightning_indexer_v2_metadata, smla_lse_shape, sparse_flash_mla, sparse_flash_mla_grad_metadata,
-                          sparse_flash_mla_metadata, sparse_flash_mla_softmax_l1_norm_metadata,
+                          lightning_indexer_v2_metadata, smla_lse_shape, softmax_l1_norm_shape, sparse_flash_mla,
+                          sparse_flash_mla_grad, sparse_flash_mla_grad_metadata, sparse_flash_mla_metadata,
+                          sparse_flash_mla_softmax_l1_norm, sparse_flash_mla_softmax_l1_norm_metadata,
                           sparse_lightning_indexer_kl_loss_grad, sparse_lightning_indexer_kl_loss_grad_metadata)
 
 # DropoutPath / DropoutBackwardPath values of include/gradkit/native_dropout.h, by name.
