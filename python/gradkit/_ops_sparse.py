@@ -44,6 +44,16 @@ def _residual(q, layout_q, cu_seqlens_q, cmp_ratio, mask_mode, given):
     return zeros(q, (_batch(q, layout_q, cu_seqlens_q),), "int32")
 
 
+def _modes(cmp_kv, cmp_mask_mode, ori_mask_mode, ori_win_left, ori_win_right):
+    """(cmp_mask_mode, ori_win_left, ori_win_right) as the operator requires them: cmp mask mode 0 without cmp_kv,
+    windows -1 unless the ori mask is the band (4)."""
+    if cmp_kv is None:
+        cmp_mask_mode = 0
+    if int(ori_mask_mode) != 4:
+        ori_win_left = ori_win_right = -1
+    return cmp_mask_mode, ori_win_left, ori_win_right
+
+
 def _metadata(q, metadata, words):
     return metadata if metadata is not None else zeros(q, (words,), "int32")
 
@@ -75,12 +85,15 @@ def sparse_flash_mla(q, ori_kv, cmp_kv, sinks, *, ori_sparse_indices=None, cmp_s
     seqused_*_kv, q's dtype (cmp_kv None: no compressed part); sinks float32 [N1]; cmp_sparse_indices
     [B, S1, 1, K2] / [T1, 1, K2] INT32 (-1 ends a row's list). softmax_scale None: 1 / sqrt(512). Returns
     SparseFlashMlaResult(attn_out (q's shape and dtype), softmax_lse (float32 smla_lse_shape(q); None without
-    return_softmax_lse)). docs/sparse_attention.md has every rule."""
+    return_softmax_lse)). As the operator requires: without cmp_kv the cmp mask mode is 0, and the windows are -1
+    unless ori_mask_mode is 4. docs/sparse_attention.md has every rule."""
     layout_q = _layout(q, layout_q)
     if layout_kv is None:
         layout_kv = "PA_BBND" if ori_block_table is not None or cmp_block_table is not None else layout_q
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(SMLA_HEAD_DIM)
+    cmp_mask_mode, ori_win_left, ori_win_right = _modes(cmp_kv, cmp_mask_mode, ori_mask_mode, ori_win_left,
+                                                        ori_win_right)
     cmp_residual_kv = _residual(q, layout_q, cu_seqlens_q, cmp_ratio, cmp_mask_mode,
                                 cmp_residual_kv) if cmp_kv is not None else cmp_residual_kv
     if attn_out is None:
@@ -116,6 +129,8 @@ def sparse_flash_mla_grad(q, ori_kv, cmp_kv, d_out, out, softmax_lse, sinks, *, 
     layout_kv = layout_kv if layout_kv is not None else layout_q
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(SMLA_HEAD_DIM)
+    cmp_mask_mode, ori_win_left, ori_win_right = _modes(cmp_kv, cmp_mask_mode, ori_mask_mode, ori_win_left,
+                                                        ori_win_right)
     if cmp_kv is not None:
         cmp_residual_kv = _residual(q, layout_q, cu_seqlens_q, cmp_ratio, cmp_mask_mode, cmp_residual_kv)
     if dq is None:
