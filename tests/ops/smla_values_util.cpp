@@ -333,6 +333,13 @@ std::unique_ptr<void, decltype(&std::free)> alignedBuffer(uint64_t bytes) {
 
 }  // namespace
 
+ops::SmlaArgs forwardArgsOf(Data& d) {
+  ops::SmlaArgs args = Call(d).args;
+  args.layoutQ = d.s.layoutQ.c_str();
+  args.layoutKv = d.s.layoutKv.c_str();
+  return args;
+}
+
 Result runApi(Data& d) {
   Call call(d);
   Result r;

@@ -21,6 +21,7 @@
 #include "golden/sparse_flash_mla_layouts.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
 #include "ops/smla_test_util.h"
+#include "ops/sparse_attention/smla_args.h"
 
 namespace gradkit::test::smla {
 
@@ -153,6 +154,12 @@ struct Result {
   std::vector<uint32_t> lseBits;
   bool outGapsKept = false, lseKept = false;
 };
+
+/**
+ * The forward call's arguments over the data's storage, its outputs reset to their sentinels (the tensors live in
+ * d.pool, the layout names in d.s).
+ */
+ops::SmlaArgs forwardArgsOf(Data& d);
 
 /** Both phases through the C API on a copy of the data's outputs. */
 Result runApi(Data& d);

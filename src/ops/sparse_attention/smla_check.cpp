@@ -213,7 +213,7 @@ aclnnStatus checkSparseFlashMla(const SmlaArgs& a, const uint64_t* workspaceSize
   GRADKIT_RETURN_IF_ERROR(checkFeatures(a, shape));
   GRADKIT_RETURN_IF_ERROR(checkSmlaShapes(a, shape));
   GRADKIT_RETURN_IF_ERROR(checkSmlaProfile(a, shape));
-  GRADKIT_RETURN_IF_ERROR(checkSmlaValues(a, shape));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaValues({kApi, "q"}, a, shape));
   GRADKIT_RETURN_IF_ERROR(checkNotPrivateFormats(
       kApi, {{"q", a.q}, {"oriKvOptional", a.oriKv}, {"cmpKvOptional", a.cmpKv}, {"attnOutOut", a.attnOut}}));
   return checkMemoryRules(kApi,

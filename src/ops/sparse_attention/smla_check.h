@@ -4,6 +4,8 @@
 // the null checks is 161002 with "<api>: argument '<name>': expected ..., given ...".
 #pragma once
 
+#include <vector>
+
 #include "aclnn/aclnn_base.h"
 #include "ops/sparse_attention/smla_args.h"
 #include "ops/sparse_attention/smla_sizes.h"
@@ -13,7 +15,25 @@ namespace gradkit::ops {
 /** Checks a call whose empty optional tensors were made absent (smlaWithEmptyOptionalsAbsent). */
 aclnnStatus checkSparseFlashMla(const SmlaArgs& args, const uint64_t* workspaceSize, aclOpExecutor* const* executor);
 
+/** The API and the query's argument name a shared rule's messages carry (the forward's "q", the gradient's "query"). */
+struct SmlaCheckNames {
+  const char* api;
+  const char* q;
+};
+
+/**
+ * The cross-tensor shapes the forward and the gradient share: N1, D, the KV tensors, the counts of the INT32 length
+ * tensors and the per-token index lists and top-k lengths.
+ */
+aclnnStatus checkSmlaCommonShapes(const SmlaCheckNames& names, const SmlaArgs& args, const SmlaShape& shape);
+
+/** `expected` elements in t (absent passes). */
+aclnnStatus checkSmlaCount(const char* api, const char* name, const aclTensor* t, int64_t expected, const char* why);
+
+/** The lse's dims: [B, 1, S1, N1] (BSND) or [1, T1, N1] (TND). */
+std::vector<int64_t> smlaLseDims(const SmlaShape& shape);
+
 /** The value rules (lengths, residuals, block tables, topk lengths) of a call that passed the shape rules. */
-aclnnStatus checkSmlaValues(const SmlaArgs& args, const SmlaShape& shape);
+aclnnStatus checkSmlaValues(const SmlaCheckNames& names, const SmlaArgs& args, const SmlaShape& shape);
 
 }  // namespace gradkit::ops

@@ -19,63 +19,67 @@ namespace {
 constexpr const char* kApi = kSmlaApi;
 constexpr int64_t kHeadDim = 512, kMaxHeads = 128, kMaxBlockSize = 1024, kMetadataElements = 1024;
 
+aclnnStatus invalidIn(const char* api, const char* name, const std::string& expected, const std::string& given) {
+  return fail(ACLNN_ERR_PARAM_INVALID, api, name, expected, given);
+}
+
 aclnnStatus invalid(const char* name, const std::string& expected, const std::string& given) {
-  return fail(ACLNN_ERR_PARAM_INVALID, kApi, name, expected, given);
+  return invalidIn(kApi, name, expected, given);
 }
 
 std::string shapeOf(const aclTensor& t) { return "shape " + t.shapeString(); }
 
-aclnnStatus checkKv(const char* name, const aclTensor* kv, const aclTensor& q, const SmlaShape& s) {
+aclnnStatus checkKv(const SmlaCheckNames& n, const char* name, const aclTensor* kv, const aclTensor& q,
+                    const SmlaShape& s) {
   if (kv == nullptr) return ACLNN_SUCCESS;
   const int64_t rank = kv->dim();
   if (kv->viewDims[rank - 2] != 1 || kv->viewDims[rank - 1] != kHeadDim) {
-    return invalid(name, "one KV head of 512 (the last two dims [1, 512])", shapeOf(*kv));
+    return invalidIn(n.api, name, "one KV head of 512 (the last two dims [1, 512])", shapeOf(*kv));
   }
   if (s.layoutKv == SmlaLayout::PaBbnd && (kv->viewDims[1] < 1 || kv->viewDims[1] > kMaxBlockSize)) {
-    return invalid(name, "a block size (dim 1) of 1 .. 1024", shapeOf(*kv));
+    return invalidIn(n.api, name, "a block size (dim 1) of 1 .. 1024", shapeOf(*kv));
   }
   if (s.layoutKv == SmlaLayout::Bsnd && kv->viewDims[0] != s.batch) {
-    return invalid(name, "dim 0 = B = " + std::to_string(s.batch) + " (q's dim 0)", shapeOf(*kv));
+    return invalidIn(n.api, name, "dim 0 = B = " + std::to_string(s.batch) + " (" + n.q + "'s dim 0)", shapeOf(*kv));
   }
-  return checkSameDtype(kApi, name, *kv, "q", q);
-}
-
-aclnnStatus checkCount(const char* name, const aclTensor* t, int64_t expected, const char* why) {
-  if (t == nullptr || t->numel() == expected) return ACLNN_SUCCESS;
-  return invalid(name, std::to_string(expected) + " elements (" + why + ")", shapeOf(*t));
+  return checkSameDtype(n.api, name, *kv, n.q, q);
 }
 
 /** Index lists [B, S1, 1, K] / [T1, 1, K] and their lengths [B, S1, 1] / [T1, 1]. */
-aclnnStatus checkPerToken(const char* name, const aclTensor* t, const SmlaShape& s, bool withK) {
+aclnnStatus checkPerToken(const SmlaCheckNames& n, const char* name, const aclTensor* t, const SmlaShape& s,
+                          bool withK) {
   if (t == nullptr) return ACLNN_SUCCESS;
   std::vector<int64_t> lead =
       s.layoutQ == SmlaLayout::Bsnd ? std::vector<int64_t>{s.batch, s.s1, 1} : std::vector<int64_t>{s.tokens, 1};
   if (withK) lead.push_back(t->viewDims.back());
-  return checkShapeIs(kApi, name, *t, lead, withK ? "q's tokens, 1 KV head, K" : "q's tokens, 1 KV head");
+  const std::string why = std::string(n.q) + (withK ? "'s tokens, 1 KV head, K" : "'s tokens, 1 KV head");
+  return checkShapeIs(n.api, name, *t, lead, why.c_str());
 }
 
 bool powerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 /** The prefix sums `cu`: the family's rule (0 first, non-decreasing), then the last at most `rows`. */
-aclnnStatus checkPrefixSums(const char* name, const std::vector<int64_t>& cu, int64_t rows, const char* rowsWhat) {
+aclnnStatus checkPrefixSums(const char* api, const char* name, const std::vector<int64_t>& cu, int64_t rows,
+                            const std::string& rowsWhat) {
   if (cu.empty()) return ACLNN_SUCCESS;
-  GRADKIT_RETURN_IF_ERROR(checkSmlaCuSeqlensValues(kApi, name, cu));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCuSeqlensValues(api, name, cu));
   if (cu.back() > rows) {
-    return invalid(name, std::string("a last value <= ") + std::to_string(rows) + " (" + rowsWhat + ")",
-                   std::to_string(cu.back()));
+    return invalidIn(api, name, std::string("a last value <= ") + std::to_string(rows) + " (" + rowsWhat + ")",
+                     std::to_string(cu.back()));
   }
   return ACLNN_SUCCESS;
 }
 
 /** Used lengths: 0 <= used[b] <= limit(b). */
 template <class Limit>
-aclnnStatus checkUsed(const char* name, const std::vector<int64_t>& used, const Limit& limit, const char* what) {
+aclnnStatus checkUsed(const char* api, const char* name, const std::vector<int64_t>& used, const Limit& limit,
+                      const char* what) {
   for (size_t b = 0; b < used.size(); ++b) {
     const int64_t max = limit(static_cast<int64_t>(b));
     if (used[b] < 0 || used[b] > max) {
-      return invalid(name,
-                     std::string("0 .. ") + std::to_string(max) + " (" + what + " of batch " + std::to_string(b) + ")",
-                     std::string("[") + std::to_string(b) + "] = " + std::to_string(used[b]));
+      return invalidIn(
+          api, name, std::string("0 .. ") + std::to_string(max) + " (" + what + " of batch " + std::to_string(b) + ")",
+          std::string("[") + std::to_string(b) + "] = " + std::to_string(used[b]));
     }
   }
   return ACLNN_SUCCESS;
@@ -99,38 +103,49 @@ aclnnStatus checkBlockTable(const char* name, const aclTensor& table, const std:
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkTopkLengths(const char* name, const aclTensor* t) {
+aclnnStatus checkTopkLengths(const char* api, const char* name, const aclTensor* t) {
   const std::vector<int64_t> lengths = readInt32Values(t);  // row-major, any strides
   for (size_t e = 0; e < lengths.size(); ++e) {
     if (lengths[e] < 0)
-      return invalid(name, "lengths >= 0", "element " + std::to_string(e) + " = " + std::to_string(lengths[e]));
+      return invalidIn(api, name, "lengths >= 0", "element " + std::to_string(e) + " = " + std::to_string(lengths[e]));
   }
   return ACLNN_SUCCESS;
 }
 
 }  // namespace
 
+aclnnStatus checkSmlaCount(const char* api, const char* name, const aclTensor* t, int64_t expected, const char* why) {
+  if (t == nullptr || t->numel() == expected) return ACLNN_SUCCESS;
+  return invalidIn(api, name, std::to_string(expected) + " elements (" + why + ")", shapeOf(*t));
+}
+
+aclnnStatus checkSmlaCommonShapes(const SmlaCheckNames& n, const SmlaArgs& a, const SmlaShape& s) {
+  const aclTensor& q = *a.q;
+  if (s.n1 < 1 || s.n1 > kMaxHeads) return invalidIn(n.api, n.q, "N1 (heads) of 1 .. 128", shapeOf(q));
+  if (s.d != kHeadDim) return invalidIn(n.api, n.q, "D = 512 (448 nope + 64 rope)", shapeOf(q));
+  GRADKIT_RETURN_IF_ERROR(checkKv(n, "oriKvOptional", a.oriKv, q, s));
+  GRADKIT_RETURN_IF_ERROR(checkKv(n, "cmpKvOptional", a.cmpKv, q, s));
+  if (s.batch < 1) {
+    return invalidIn(n.api, "cuSeqlensQOptional", "B + 1 >= 2 prefix sums (at least one batch)",
+                     shapeOf(*a.cuSeqlensQ));
+  }
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCount(n.api, "cuSeqlensOriKvOptional", a.cuSeqlensOriKv, s.batch + 1, "B + 1"));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCount(n.api, "cuSeqlensCmpKvOptional", a.cuSeqlensCmpKv, s.batch + 1, "B + 1"));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCount(n.api, "sequsedQOptional", a.sequsedQ, s.batch, "B"));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCount(n.api, "sequsedOriKvOptional", a.sequsedOriKv, s.batch, "B"));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCount(n.api, "sequsedCmpKvOptional", a.sequsedCmpKv, s.batch, "B"));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCount(n.api, "cmpResidualKvOptional", a.cmpResidualKv, s.batch, "B"));
+  GRADKIT_RETURN_IF_ERROR(checkPerToken(n, "oriSparseIndicesOptional", a.oriSparseIndices, s, true));
+  GRADKIT_RETURN_IF_ERROR(checkPerToken(n, "cmpSparseIndicesOptional", a.cmpSparseIndices, s, true));
+  GRADKIT_RETURN_IF_ERROR(checkPerToken(n, "oriTopkLengthOptional", a.oriTopkLength, s, false));
+  return checkPerToken(n, "cmpTopkLengthOptional", a.cmpTopkLength, s, false);
+}
+
 aclnnStatus checkSmlaShapes(const SmlaArgs& a, const SmlaShape& s) {
   const aclTensor& q = *a.q;
   GRADKIT_RETURN_IF_ERROR(checkSameShape(kApi, "attnOutOut", *a.attnOut, "q", q));
   GRADKIT_RETURN_IF_ERROR(checkSameDtype(kApi, "attnOutOut", *a.attnOut, "q", q));
-  if (s.n1 < 1 || s.n1 > kMaxHeads) return invalid("q", "N1 (heads) of 1 .. 128", shapeOf(q));
-  if (s.d != kHeadDim) return invalid("q", "D = 512 (448 nope + 64 rope)", shapeOf(q));
-  GRADKIT_RETURN_IF_ERROR(checkKv("oriKvOptional", a.oriKv, q, s));
-  GRADKIT_RETURN_IF_ERROR(checkKv("cmpKvOptional", a.cmpKv, q, s));
-  if (s.batch < 1) {
-    return invalid("cuSeqlensQOptional", "B + 1 >= 2 prefix sums (at least one batch)", shapeOf(*a.cuSeqlensQ));
-  }
-  GRADKIT_RETURN_IF_ERROR(checkCount("cuSeqlensOriKvOptional", a.cuSeqlensOriKv, s.batch + 1, "B + 1"));
-  GRADKIT_RETURN_IF_ERROR(checkCount("cuSeqlensCmpKvOptional", a.cuSeqlensCmpKv, s.batch + 1, "B + 1"));
-  GRADKIT_RETURN_IF_ERROR(checkCount("sequsedQOptional", a.sequsedQ, s.batch, "B"));
-  GRADKIT_RETURN_IF_ERROR(checkCount("sequsedOriKvOptional", a.sequsedOriKv, s.batch, "B"));
-  GRADKIT_RETURN_IF_ERROR(checkCount("sequsedCmpKvOptional", a.sequsedCmpKv, s.batch, "B"));
-  GRADKIT_RETURN_IF_ERROR(checkCount("cmpResidualKvOptional", a.cmpResidualKv, s.batch, "B"));
-  GRADKIT_RETURN_IF_ERROR(checkPerToken("oriSparseIndicesOptional", a.oriSparseIndices, s, true));
-  GRADKIT_RETURN_IF_ERROR(checkPerToken("cmpSparseIndicesOptional", a.cmpSparseIndices, s, true));
-  GRADKIT_RETURN_IF_ERROR(checkPerToken("oriTopkLengthOptional", a.oriTopkLength, s, false));
-  GRADKIT_RETURN_IF_ERROR(checkPerToken("cmpTopkLengthOptional", a.cmpTopkLength, s, false));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaCommonShapes({kApi, "q"}, a, s));
   for (const auto& [name, table] :
        {std::pair{"oriBlockTableOptional", a.oriBlockTable}, std::pair{"cmpBlockTableOptional", a.cmpBlockTable}}) {
     if (table != nullptr && table->viewDims[0] != s.batch) {
@@ -139,12 +154,16 @@ aclnnStatus checkSmlaShapes(const SmlaArgs& a, const SmlaShape& s) {
   }
   GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "sinksOptional", *a.sinks, {s.n1}, "[N1], one sink per query head"));
   if (a.softmaxLse != nullptr) {
-    const std::vector<int64_t> lse = s.layoutQ == SmlaLayout::Bsnd ? std::vector<int64_t>{s.batch, 1, s.s1, s.n1}
-                                                                   : std::vector<int64_t>{1, s.tokens, s.n1};
-    GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "softmaxLseOutOptional", *a.softmaxLse, lse,
+    GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "softmaxLseOutOptional", *a.softmaxLse, smlaLseDims(s),
                                          "[B, N2, S1, N1 / N2] or [N2, T1, N1 / N2] with N2 = 1"));
   }
-  return checkCount("metadataOptional", a.metadata, kMetadataElements, "aclnnSparseFlashMlaMetadata's output");
+  return checkSmlaCount(kApi, "metadataOptional", a.metadata, kMetadataElements,
+                        "aclnnSparseFlashMlaMetadata's output");
+}
+
+std::vector<int64_t> smlaLseDims(const SmlaShape& s) {
+  return s.layoutQ == SmlaLayout::Bsnd ? std::vector<int64_t>{s.batch, 1, s.s1, s.n1}
+                                       : std::vector<int64_t>{1, s.tokens, s.n1};
 }
 
 aclnnStatus checkSmlaProfile(const SmlaArgs& a, const SmlaShape& s) {
@@ -185,20 +204,21 @@ aclnnStatus checkSmlaProfile(const SmlaArgs& a, const SmlaShape& s) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkSmlaValues(const SmlaArgs& a, const SmlaShape& s) {
+aclnnStatus checkSmlaValues(const SmlaCheckNames& n, const SmlaArgs& a, const SmlaShape& s) {
+  const char* api = n.api;
   const SmlaLengths l = smlaLengthsOf(a);
   const bool paged = s.layoutKv == SmlaLayout::PaBbnd;
-  GRADKIT_RETURN_IF_ERROR(checkPrefixSums("cuSeqlensQOptional", l.cuQ, s.tokens, "q's T1"));
+  GRADKIT_RETURN_IF_ERROR(checkPrefixSums(api, "cuSeqlensQOptional", l.cuQ, s.tokens, std::string(n.q) + "'s T1"));
   if (!paged) {
     GRADKIT_RETURN_IF_ERROR(
-        checkPrefixSums("cuSeqlensOriKvOptional", l.cuOri, smlaKvRows(*a.oriKv, s.layoutKv), "oriKv's rows"));
+        checkPrefixSums(api, "cuSeqlensOriKvOptional", l.cuOri, smlaKvRows(*a.oriKv, s.layoutKv), "oriKv's rows"));
     if (s.hasCmp) {
       GRADKIT_RETURN_IF_ERROR(
-          checkPrefixSums("cuSeqlensCmpKvOptional", l.cuCmp, smlaKvRows(*a.cmpKv, s.layoutKv), "cmpKv's rows"));
+          checkPrefixSums(api, "cuSeqlensCmpKvOptional", l.cuCmp, smlaKvRows(*a.cmpKv, s.layoutKv), "cmpKv's rows"));
     }
   }
   const auto qRows = [&](int64_t b) { return l.cuQ.empty() ? s.s1 : l.cuQ[b + 1] - l.cuQ[b]; };
-  GRADKIT_RETURN_IF_ERROR(checkUsed("sequsedQOptional", l.seqQ, qRows, "the query rows"));
+  GRADKIT_RETURN_IF_ERROR(checkUsed(api, "sequsedQOptional", l.seqQ, qRows, "the query rows"));
   const auto kvRows = [paged](const aclTensor* kv, const aclTensor* table, const std::vector<int64_t>* cu) {
     return [paged, kv, table, cu](int64_t b) {
       if (paged) return table->viewDims[1] * kv->viewDims[1];
@@ -206,11 +226,11 @@ aclnnStatus checkSmlaValues(const SmlaArgs& a, const SmlaShape& s) {
     };
   };
   GRADKIT_RETURN_IF_ERROR(
-      checkUsed("sequsedOriKvOptional", l.seqOri, kvRows(a.oriKv, a.oriBlockTable, &l.cuOri), "the ori rows"));
+      checkUsed(api, "sequsedOriKvOptional", l.seqOri, kvRows(a.oriKv, a.oriBlockTable, &l.cuOri), "the ori rows"));
   if (s.hasCmp) {
-    GRADKIT_RETURN_IF_ERROR(
-        checkUsed("sequsedCmpKvOptional", l.seqCmp, kvRows(a.cmpKv, a.cmpBlockTable, &l.cuCmp), "the compressed rows"));
-    GRADKIT_RETURN_IF_ERROR(checkSmlaResidualValues(kApi, "cmpResidualKvOptional", l.residual, a.cmpRatio));
+    GRADKIT_RETURN_IF_ERROR(checkUsed(api, "sequsedCmpKvOptional", l.seqCmp, kvRows(a.cmpKv, a.cmpBlockTable, &l.cuCmp),
+                                      "the compressed rows"));
+    GRADKIT_RETURN_IF_ERROR(checkSmlaResidualValues(api, "cmpResidualKvOptional", l.residual, a.cmpRatio));
   }
   if (paged) {
     const std::vector<kernels::SmlaBatch> batches = smlaBatchesOf(a, s, l);
@@ -226,8 +246,8 @@ aclnnStatus checkSmlaValues(const SmlaArgs& a, const SmlaShape& s) {
                                               a.cmpKv->viewDims[0]));
     }
   }
-  GRADKIT_RETURN_IF_ERROR(checkTopkLengths("oriTopkLengthOptional", a.oriTopkLength));
-  return checkTopkLengths("cmpTopkLengthOptional", a.cmpTopkLength);
+  GRADKIT_RETURN_IF_ERROR(checkTopkLengths(api, "oriTopkLengthOptional", a.oriTopkLength));
+  return checkTopkLengths(api, "cmpTopkLengthOptional", a.cmpTopkLength);
 }
 
 }  // namespace gradkit::ops

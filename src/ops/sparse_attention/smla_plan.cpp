@@ -16,13 +16,11 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t>& dims) {
   return strides;
 }
 
-/**
- * A KV tensor as the kernels address it: in place when its rows are contiguous (any row, batch or block strides),
- * else staged dense. The block table's values are appended to `tables` (the run points the source at them).
- */
-kernels::SmlaKvSource kvSourceOf(const aclTensor& kv, SmlaLayout layout, const aclTensor* table,
-                                 std::vector<int64_t>& tables, int64_t* tableOffset, StagedTensor& staged,
-                                 const char* name, WorkspaceBooking& booking) {
+}  // namespace
+
+kernels::SmlaKvSource smlaKvSourceOf(const aclTensor& kv, SmlaLayout layout, const aclTensor* table,
+                                     std::vector<int64_t>& tables, int64_t* tableOffset, StagedTensor& staged,
+                                     const char* name, WorkspaceBooking& booking) {
   const bool stage = kv.strides.back() != 1;
   staged = StagedTensor::plan(kv, stage, name, booking);
   const std::vector<int64_t> strides = stage ? denseStrides(kv.viewDims) : kv.strides;
@@ -45,9 +43,9 @@ kernels::SmlaKvSource kvSourceOf(const aclTensor& kv, SmlaLayout layout, const a
   return source;
 }
 
-kernels::SmlaIndexList indexListOf(const aclTensor* indices, const aclTensor* lengths, StagedTensor& stagedIndices,
-                                   StagedTensor& stagedLengths, const char* name, const char* lengthsName,
-                                   WorkspaceBooking& booking) {
+kernels::SmlaIndexList smlaIndexListOf(const aclTensor* indices, const aclTensor* lengths, StagedTensor& stagedIndices,
+                                       StagedTensor& stagedLengths, const char* name, const char* lengthsName,
+                                       WorkspaceBooking& booking) {
   kernels::SmlaIndexList list;
   if (indices == nullptr) return list;
   stagedIndices = StagedTensor::planUnlessDense(*indices, name, booking);
@@ -60,13 +58,8 @@ kernels::SmlaIndexList indexListOf(const aclTensor* indices, const aclTensor* le
   return list;
 }
 
-}  // namespace
-
-SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
-  SmlaPlan plan;
-  WorkspaceBooking& booking = plan.workspace;
-  const SmlaShape shape = smlaShapeOf(a);
-  kernels::SmlaProblem& p = plan.problem;
+kernels::SmlaProblem smlaProblemOf(const SmlaArgs& a, const SmlaShape& shape) {
+  kernels::SmlaProblem p;
   p.ioType = a.q->dtype;
   p.tokens = shape.tokens;
   p.n1 = shape.n1;
@@ -79,21 +72,7 @@ SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
     for (int64_t r = x.qRow0; r < x.qRow0 + x.qRows; ++r)
       p.tokenBatch[static_cast<size_t>(r)] = static_cast<int32_t>(b);
   }
-  plan.q = StagedTensor::planUnlessDense(*a.q, "q staging", booking);
-  int64_t oriTable = 0, cmpTable = 0;
-  p.ori = kvSourceOf(*a.oriKv, shape.layoutKv, a.oriBlockTable, p.blockTables, &oriTable, plan.oriKv, "oriKv staging",
-                     booking);
   p.hasCmp = shape.hasCmp;
-  if (p.hasCmp) {
-    p.cmp = kvSourceOf(*a.cmpKv, shape.layoutKv, a.cmpBlockTable, p.blockTables, &cmpTable, plan.cmpKv, "cmpKv staging",
-                       booking);
-  }
-  plan.oriTableOffset = oriTable;
-  plan.cmpTableOffset = cmpTable;
-  p.oriIndices = indexListOf(a.oriSparseIndices, a.oriTopkLength, plan.oriIndices, plan.oriLengths,
-                             "oriSparseIndices staging", "oriTopkLength staging", booking);
-  p.cmpIndices = indexListOf(a.cmpSparseIndices, a.cmpTopkLength, plan.cmpIndices, plan.cmpLengths,
-                             "cmpSparseIndices staging", "cmpTopkLength staging", booking);
   p.oriMaskMode = a.oriMaskMode;
   p.oriWinLeft = a.oriWinLeft;
   p.oriWinRight = a.oriWinRight;
@@ -104,6 +83,29 @@ SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
     p.tilePath = choice.path;
     p.tileSums = choice.tileSums;
   }
+  return p;
+}
+
+SmlaPlan planSparseFlashMla(const SmlaArgs& a) {
+  SmlaPlan plan;
+  WorkspaceBooking& booking = plan.workspace;
+  const SmlaShape shape = smlaShapeOf(a);
+  plan.problem = smlaProblemOf(a, shape);
+  kernels::SmlaProblem& p = plan.problem;
+  plan.q = StagedTensor::planUnlessDense(*a.q, "q staging", booking);
+  int64_t oriTable = 0, cmpTable = 0;
+  p.ori = smlaKvSourceOf(*a.oriKv, shape.layoutKv, a.oriBlockTable, p.blockTables, &oriTable, plan.oriKv,
+                         "oriKv staging", booking);
+  if (p.hasCmp) {
+    p.cmp = smlaKvSourceOf(*a.cmpKv, shape.layoutKv, a.cmpBlockTable, p.blockTables, &cmpTable, plan.cmpKv,
+                           "cmpKv staging", booking);
+  }
+  plan.oriTableOffset = oriTable;
+  plan.cmpTableOffset = cmpTable;
+  p.oriIndices = smlaIndexListOf(a.oriSparseIndices, a.oriTopkLength, plan.oriIndices, plan.oriLengths,
+                                 "oriSparseIndices staging", "oriTopkLength staging", booking);
+  p.cmpIndices = smlaIndexListOf(a.cmpSparseIndices, a.cmpTopkLength, plan.cmpIndices, plan.cmpLengths,
+                                 "cmpSparseIndices staging", "cmpTopkLength staging", booking);
   plan.sinks = StagedTensor::planUnlessDense(*a.sinks, "sinks staging", booking);
   plan.out = StagedTensor::planUnlessDense(*a.attnOut, "attnOut staging", booking);
   plan.returnsLse = a.softmaxLse != nullptr;

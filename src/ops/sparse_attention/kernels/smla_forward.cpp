@@ -15,6 +15,7 @@
 #include "gradkit/float_convert.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
 #include "ops/sparse_attention/kernels/smla_keys.h"
+#include "ops/sparse_attention/kernels/smla_operands.h"
 
 namespace gradkit::kernels {
 namespace {
@@ -32,8 +33,6 @@ struct SmlaSlot {
   const void** rows = nullptr;  // [kSmlaKeyTile] key addresses
   void* gemmScratch = nullptr;
 };
-
-int64_t operandBytes(aclDataType type) { return type == ACL_BF16 ? 2 : 4; }
 
 GemmShape scoreShape(const SmlaProblem& p, int64_t keys) {
   const aclDataType type = smlaProductType(p);
@@ -56,7 +55,7 @@ size_t gemmScratchBytes(const SmlaProblem& p) {
 }
 
 SmlaSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
-  const int64_t bytes = operandBytes(smlaProductType(p));
+  const int64_t bytes = smlaOperandBytes(smlaProductType(p));
   SmlaSlot slot;
   slot.q = arena.take<char>(p.n1 * p.d * bytes);
   slot.keys = arena.take<char>(kSmlaKeyTile * p.d * bytes);
@@ -71,23 +70,6 @@ SmlaSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   return slot;
 }
 
-/** count 16-bit elements of `ioType` at src as product operands at dst (bf16 bits copied, else widened exactly). */
-void loadOperands(aclDataType ioType, aclDataType productType, const void* src, int64_t count, void* dst) {
-  const auto* in = static_cast<const uint16_t*>(src);
-  if (productType == ACL_BF16) {  // the native path runs only for BF16 inputs
-    std::memcpy(dst, in, static_cast<size_t>(count) * 2);
-    return;
-  }
-  auto* out = static_cast<float*>(dst);
-  if (ioType == ACL_BF16) {
-    for (int64_t e = 0; e < count; ++e) out[e] = bf16ToFloat(in[e]);
-  } else {
-    for (int64_t e = 0; e < count; ++e) out[e] = halfToFloat(in[e]);
-  }
-}
-
-uint16_t toIo(aclDataType ioType, float v) { return ioType == ACL_BF16 ? floatToBf16(v) : floatToHalf(v); }
-
 /** Query row `token` of batch b (row i of it): out and lse of its n1 heads. */
 void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForwardIo& io, int64_t b, int64_t i,
                 int64_t token, const SmlaSlot& slot) {
@@ -95,7 +77,7 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
   const int64_t rowElements = p.n1 * p.d;
   auto* out = static_cast<uint16_t*>(io.out) + token * rowElements;
   float* lse = io.lse == nullptr ? nullptr : io.lse + token * p.n1;
-  loadOperands(p.ioType, type, static_cast<const uint16_t*>(io.q) + token * rowElements, rowElements, slot.q);
+  smlaLoadOperands(p.ioType, type, static_cast<const uint16_t*>(io.q) + token * rowElements, rowElements, slot.q);
   std::fill(slot.o, slot.o + rowElements, 0.0f);
   for (int64_t n = 0; n < p.n1; ++n) {
     slot.rowMax[n] = io.sinks[n];
@@ -105,9 +87,9 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
   int64_t seen = 0;
   for (int64_t keys = cursor.next(slot.rows, kSmlaKeyTile); keys > 0; keys = cursor.next(slot.rows, kSmlaKeyTile)) {
     seen += keys;
-    const int64_t keyBytes = p.d * operandBytes(type);
+    const int64_t keyBytes = p.d * smlaOperandBytes(type);
     for (int64_t r = 0; r < keys; ++r) {
-      loadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keys) + r * keyBytes);
+      smlaLoadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keys) + r * keyBytes);
     }
     table.gemm(scoreShape(p, keys), slot.q, slot.keys, slot.s, slot.gemmScratch);
     FaForwardRows rows;
@@ -140,7 +122,7 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
   for (int64_t n = 0; n < p.n1; ++n) {
     const float l = slot.rowSum[n];
     const float* o = slot.o + n * p.d;
-    for (int64_t e = 0; e < p.d; ++e) out[n * p.d + e] = toIo(p.ioType, o[e] / l);
+    for (int64_t e = 0; e < p.d; ++e) out[n * p.d + e] = smlaFloatToIo(p.ioType, o[e] / l);
     if (lse != nullptr) lse[n] = slot.rowMax[n] + std::log(l);
   }
 }

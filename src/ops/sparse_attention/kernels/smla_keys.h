@@ -30,25 +30,41 @@ struct SmlaKeyPart {
   int64_t position = 0;           // next key of the range, or next entry of the list
   bool done = false;
 
-  /** Appends up to `max` addresses to rows; returns how many. */
-  int64_t draw(const void** rows, int64_t max) {
+  /**
+   * Appends up to `max` addresses to rows; returns how many. keys / slots (optional) receive each key's row in the
+   * batch and the list entry it came from (-1 for a dense key).
+   */
+  int64_t draw(const void** rows, int64_t max, int64_t* keys = nullptr, int32_t* slots = nullptr) {
     int64_t n = 0;
     if (list == nullptr) {
       for (; n < max && range.begin + position < range.end; ++position, ++n) {
         rows[n] = smlaRowAddress(*source, batch, row0, range.begin + position);
+        if (keys != nullptr) keys[n] = range.begin + position;
+        if (slots != nullptr) slots[n] = -1;
       }
       return n;
     }
     while (n < max && !done && position < listCount) {
-      const int64_t key = list[position++];
+      const int64_t slot = position++;
+      const int64_t key = list[slot];
       if (key < 0) {
         done = true;  // a negative entry ends the list
       } else if (key >= range.begin && key < range.end) {
+        if (keys != nullptr) keys[n] = key;
+        if (slots != nullptr) slots[n] = static_cast<int32_t>(slot);
         rows[n++] = smlaRowAddress(*source, batch, row0, key);
       }
     }
     return n;
   }
+};
+
+/** Where the keys of one draw of SmlaKeyCursor::nextOfOnePart come from. */
+struct SmlaKeyTrace {
+  bool cmp = false;          // out: the keys are cmp_kv rows (else ori_kv rows)
+  bool dense = false;        // out: the keys are the consecutive rows keys[0], keys[0] + 1, ...
+  int64_t* keys = nullptr;   // [max] in: where each key's row in its batch goes
+  int32_t* slots = nullptr;  // [max] in: where each key's list entry goes (-1: dense)
 };
 
 /** The keys of query row i of batch b (token = its row in q): ori part, then cmp part. */
@@ -85,6 +101,19 @@ class SmlaKeyCursor {
   int64_t next(const void** rows, int64_t max) {
     int64_t n = ori_.draw(rows, max);
     if (n < max) n += cmp_.draw(rows + n, max - n);
+    return n;
+  }
+
+  /** Like next, but a draw never mixes the two parts (the backward adds a draw's gradients to one tensor). */
+  int64_t nextOfOnePart(const void** rows, int64_t max, SmlaKeyTrace& trace) {
+    int64_t n = ori_.draw(rows, max, trace.keys, trace.slots);
+    trace.cmp = false;
+    trace.dense = ori_.list == nullptr;
+    if (n == 0) {
+      n = cmp_.draw(rows, max, trace.keys, trace.slots);
+      trace.cmp = true;
+      trace.dense = cmp_.list == nullptr;
+    }
     return n;
   }
 
