@@ -128,6 +128,10 @@ def sparse_flash_mla(q: Any, ori_kv: Any, cmp_kv: Any, ori_sparse_indices: Any, 
     """aclnnSparseFlashMla into attn_out and, with return_softmax_lse, softmax_lse (None for optional tensors and layouts)."""
 
 
+def sparse_flash_mla_grad(query: Any, d_out: Any, out: Any, lse: Any, ori_kv: Any, cmp_kv: Any, ori_sparse_indices: Any, cmp_sparse_indices: Any, cu_seqlens_q: Any, cu_seqlens_ori_kv: Any, cu_seqlens_cmp_kv: Any, seqused_q: Any, seqused_ori_kv: Any, seqused_cmp_kv: Any, cmp_residual_kv: Any, ori_topk_length: Any, cmp_topk_length: Any, sinks: Any, metadata: Any, scale_value: float, cmp_ratio: int, ori_mask_mode: int, cmp_mask_mode: int, ori_win_left: int, ori_win_right: int, layout_q: Optional[str], layout_kv: Optional[str], d_query: Any, d_ori_kv: Any, d_cmp_kv: Any, d_sinks: Any, ori_softmax_l1_norm: Any, cmp_softmax_l1_norm: Any) -> None:
+    """aclnnSparseFlashMlaGrad into d_query and the given optional gradients and softmax L1 norms (None for optional tensors and layouts)."""
+
+
 def sparse_flash_mla_grad_metadata(cu_seqlens_q: Any, cu_seqlens_ori_kv: Any, cu_seqlens_cmp_kv: Any, seqused_q: Any, seqused_ori_kv: Any, seqused_cmp_kv: Any, cmp_residual_kv: Any, ori_topk_length: Any, cmp_topk_length: Any, num_heads_q: int, num_heads_kv: int, head_dim: int, batch_size: int, max_seqlen_q: int, max_seqlen_ori_kv: int, max_seqlen_cmp_kv: int, ori_topk: int, cmp_topk: int, cmp_ratio: int, ori_mask_mode: int, cmp_mask_mode: int, ori_win_left: int, ori_win_right: int, layout_q: Optional[str], layout_kv: Optional[str], has_ori_kv: bool, has_cmp_kv: bool, metadata: Any) -> None:
     """aclnnSparseFlashMlaGradMetadata into metadata words 0..6 (INT32 [1024]; Ascend950 only)."""
 

@@ -123,7 +123,8 @@ def sparse_flash_mla_grad(q, ori_kv, cmp_kv, d_out, out, softmax_lse, sinks, *, 
     out for d_out (q's shape and dtype), from the forward's out and softmax_lse and its arguments (BSND / TND, no paged
     KV): dq, d_ori_kv, d_cmp_kv (K = V: a key row's gradient through both products, repeated keys add) in q's dtype
     and d_sinks (float32 [N1]); the need_* flags leave a gradient out (None). ori_softmax_l1_norm /
-    cmp_softmax_l1_norm: optional float32 outputs of the listed keys' head-averaged softmax, written in place.
+    cmp_softmax_l1_norm: float32 outputs (index lists' shapes) of the listed keys' head-averaged softmax, allocated
+    when a list is given and none is (the operator requires them then).
     Returns SparseFlashMlaGrads(dq, d_ori_kv, d_cmp_kv, d_sinks, ori_softmax_l1_norm, cmp_softmax_l1_norm)."""
     layout_q = _layout(q, layout_q)
     layout_kv = layout_kv if layout_kv is not None else layout_q
@@ -141,6 +142,11 @@ def sparse_flash_mla_grad(q, ori_kv, cmp_kv, d_out, out, softmax_lse, sinks, *, 
         d_cmp_kv = empty_like_dtype(q, shape_of(cmp_kv))
     if need_d_sinks and d_sinks is None:
         d_sinks = empty(q, shape_of(sinks), "float32")
+    # The operator writes the listed keys' L1 norms whenever there is a list (as upstream): outputs it requires.
+    if ori_sparse_indices is not None and ori_softmax_l1_norm is None:
+        ori_softmax_l1_norm = empty(q, shape_of(ori_sparse_indices), "float32")
+    if cmp_sparse_indices is not None and cmp_softmax_l1_norm is None:
+        cmp_softmax_l1_norm = empty(q, shape_of(cmp_sparse_indices), "float32")
     _C.sparse_flash_mla_grad(arg(q), arg(d_out), arg(out), arg(softmax_lse), arg(ori_kv), arg(cmp_kv),
                              arg(ori_sparse_indices), arg(cmp_sparse_indices), arg(cu_seqlens_q),
                              arg(cu_seqlens_ori_kv), arg(cu_seqlens_cmp_kv), arg(seqused_q), arg(seqused_ori_kv),

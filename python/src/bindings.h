@@ -31,6 +31,9 @@ void bindCompressor(pybind11::module_& module);
  * sparse_flash_mla_grad_metadata, sparse_flash_mla_softmax_l1_norm_metadata. */
 void bindSparseFlashMla(pybind11::module_& module);
 
+/** sparse_flash_mla_grad (aclnnSparseFlashMlaGrad). */
+void bindSparseFlashMlaGrad(pybind11::module_& module);
+
 /** lightning_indexer_v2 (+ _metadata), sparse_lightning_indexer_kl_loss_grad (+ _metadata). */
 void bindLightningIndexer(pybind11::module_& module);
 

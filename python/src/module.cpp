@@ -38,6 +38,7 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindCompressor(module);
   gradkit::python::bindFlashAttention(module);
   gradkit::python::bindSparseFlashMla(module);
+  gradkit::python::bindSparseFlashMlaGrad(module);
   gradkit::python::bindLightningIndexer(module);
   gradkit::python::bindShapeModels(module);
 }
