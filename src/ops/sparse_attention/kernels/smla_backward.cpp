@@ -1,10 +1,10 @@
 // The backward of sparse MLA attention: one task per chunk of query rows (smla_grad_kernel.h), its rows in order, all
 // N1 heads of a row at once. Per draw of up to kSmlaKeyTile keys of one part (ori or cmp; smla_keys.h), gathered once
 // (K = V):
-//   S = Q K^T, P = exp(S * scale - lse) (flash attention's backward rows), dP = dO K^T      (TileGemm)
-//   dS' = scale * P (dP - D) with D = rowsum(dO * O); A = [dS' ; P] as product operands (bf16 on the native path)
-//   dq += dS' K                                                                            (TileGemm)
-//   dKV rows += A^T [Q ; dO]  (= scale dS^T Q + P^T dO, one product over 2 N1)             (TileGemm)
+//   [S; dP] = [Q; dO] K^T, P = exp(S * scale - lse) (flash attention's backward rows)        (TileGemm)
+//   dS' = scale * P (dP - D) with D = rowsum(dO * O) replaces dP (row sums: flash attention's 8 stripes and tree); A =
+//   [P; dS'] (bf16 on the native path) dq += dS' K (TileGemm) dKV rows += A^T [dO; Q]  (= P^T dO + scale dS^T Q, one
+//   product over 2 N1)              (TileGemm)
 // A dense draw's rows are consecutive, so its product accumulates straight into the chunk's accumulator; a listed
 // draw's product goes to a tile whose rows are then added to theirs in draw order (repeated keys add up). dSinks
 // takes -e^(sink - lse) sum_j P dP per row. Every sum runs in an order fixed by the rows and their keys: the bits
@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 
 #include "core/parallel.h"
 #include "core/tile_gemm.h"
@@ -28,11 +29,11 @@ constexpr int64_t kTile = kSmlaKeyTile;
 
 /** One worker's buffers. */
 struct GradSlot {
-  void* qdo = nullptr;          // [2 n1][d] operands: q's rows, then dOut's
+  void* qdo = nullptr;          // [3 n1][d] operands: q, dOut, q (rows 0..2n1 score, rows n1..3n1 the dKV product)
   void* keys = nullptr;         // [kTile][d] operands
-  float* s = nullptr;           // [n1][kTile] scores, then P
+  float* s = nullptr;           // [n1][kTile] scores, then P; dp follows (one product makes both)
   float* dp = nullptr;          // [n1][kTile]
-  void* a = nullptr;            // [2 n1][kTile] operands: dS' rows, then P rows
+  uint16_t* a16 = nullptr;      // [2 n1][kTile] native path: P and dS' rounded to bf16 (else s is the operand)
   float* dq = nullptr;          // [n1][d]
   float* tile = nullptr;        // [kTile][d] a listed draw's KV gradients
   float* dRow = nullptr;        // [n1] D
@@ -44,8 +45,9 @@ struct GradSlot {
   void* gemmScratch = nullptr;
 };
 
+/** [S; dP] = [Q; dO] K^T: both score tiles in one product of 2 N1 rows (the keys packed once). */
 GemmShape scoreShape(const SmlaProblem& p, int64_t keys) {
-  return {p.n1, keys, p.d, false, true, p.d, p.d, kTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
+  return {2 * p.n1, keys, p.d, false, true, p.d, p.d, kTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
 }
 
 GemmShape dqShape(const SmlaProblem& p, int64_t keys) {
@@ -69,11 +71,11 @@ size_t gemmScratchBytes(const SmlaProblem& p) {
 GradSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   const int64_t bytes = smlaOperandBytes(smlaProductType(p));
   GradSlot slot;
-  slot.qdo = arena.take<char>(2 * p.n1 * p.d * bytes);
+  slot.qdo = arena.take<char>(3 * p.n1 * p.d * bytes);
   slot.keys = arena.take<char>(kTile * p.d * bytes);
-  slot.s = arena.take<float>(p.n1 * kTile);
-  slot.dp = arena.take<float>(p.n1 * kTile);
-  slot.a = arena.take<char>(2 * p.n1 * kTile * bytes);
+  slot.s = arena.take<float>(2 * p.n1 * kTile);
+  slot.dp = slot.s + p.n1 * kTile;
+  if (p.tilePath == TilePath::NativeBf16) slot.a16 = arena.take<uint16_t>(2 * p.n1 * kTile);
   slot.dq = arena.take<float>(p.n1 * p.d);
   slot.tile = arena.take<float>(kTile * p.d);
   slot.dRow = arena.take<float>(p.n1);
@@ -104,15 +106,17 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
   const auto* dOut = static_cast<const uint16_t*>(io.dOut) + token * rowElements;
   const auto* out = static_cast<const uint16_t*>(io.out) + token * rowElements;
   const float* lse = io.lse + token * p.n1;
-  smlaLoadOperands(p.ioType, type, q, rowElements, slot.qdo);
-  void* dOutOperands = static_cast<char*>(slot.qdo) + rowElements * bytes;
-  smlaLoadOperands(p.ioType, type, dOut, rowElements, dOutOperands);
+  auto* operands = static_cast<char*>(slot.qdo);
+  smlaLoadOperands(p.ioType, type, q, rowElements, operands);
+  smlaLoadOperands(p.ioType, type, dOut, rowElements, operands + rowElements * bytes);
+  std::memcpy(operands + 2 * rowElements * bytes, operands, static_cast<size_t>(rowElements * bytes));
+  const void* dkvB = operands + rowElements * bytes;  // [dO; Q]
   for (int64_t n = 0; n < p.n1; ++n) {
-    float sum = 0.0f;
+    float part[kFaStripes] = {};
     for (int64_t e = 0; e < p.d; ++e) {
-      sum += smlaIoToFloat(p.ioType, dOut[n * p.d + e]) * smlaIoToFloat(p.ioType, out[n * p.d + e]);
+      part[e % kFaStripes] += smlaIoToFloat(p.ioType, dOut[n * p.d + e]) * smlaIoToFloat(p.ioType, out[n * p.d + e]);
     }
-    slot.dRow[n] = sum;
+    slot.dRow[n] = faReduceSum(part);
     slot.pdp[n] = 0.0f;
     slot.ones[n] = 1.0f;
   }
@@ -121,8 +125,9 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
   float* cmpL1 = io.cmpL1 == nullptr ? nullptr : io.cmpL1 + token * p.cmpIndices.k;
   if (oriL1 != nullptr) std::fill(oriL1, oriL1 + p.oriIndices.k, 0.0f);
   if (cmpL1 != nullptr) std::fill(cmpL1, cmpL1 + p.cmpIndices.k, 0.0f);
-  void* dsOperands = slot.a;
-  void* pOperands = static_cast<char*>(slot.a) + p.n1 * kTile * bytes;
+  // The operands A = [P; dS'] of the dq and dKV products: the fp32 tile itself, or its bf16 rounding.
+  const void* aOperands = slot.a16 != nullptr ? static_cast<const void*>(slot.a16) : slot.s;
+  const void* dsOperands = static_cast<const char*>(aOperands) + p.n1 * kTile * bytes;
   SmlaKeyCursor cursor(p, b, i, token);
   SmlaKeyTrace trace;
   trace.keys = slot.keyRows;
@@ -136,17 +141,16 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
     }
     table.gemm(scoreShape(p, keys), slot.qdo, slot.keys, slot.s, slot.gemmScratch);
     table.backwardRows(FaBackwardRows{slot.s, kTile, p.n1, keys, p.scale, lse, slot.ones});
-    table.gemm(scoreShape(p, keys), dOutOperands, slot.keys, slot.dp, slot.gemmScratch);
     for (int64_t n = 0; n < p.n1; ++n) {
       const float* pr = slot.s + n * kTile;
-      const float* dpr = slot.dp + n * kTile;
-      for (int64_t j = 0; j < keys; ++j) {
-        slot.pdp[n] += pr[j] * dpr[j];
-        const float ds = faFlushSubnormal(p.scale * (pr[j] * (dpr[j] - slot.dRow[n])));
-        smlaStoreOperand(type, ds, dsOperands, n * kTile + j);
-        smlaStoreOperand(type, pr[j], pOperands, n * kTile + j);
-      }
+      float* dpr = slot.dp + n * kTile;
+      float part[kFaStripes] = {};
+      for (int64_t j = 0; j < keys; ++j) part[j % kFaStripes] += pr[j] * dpr[j];
+      slot.pdp[n] += faReduceSum(part);
+      const float d = slot.dRow[n];
+      for (int64_t j = 0; j < keys; ++j) dpr[j] = faFlushSubnormal(p.scale * (pr[j] * (dpr[j] - d)));
     }
+    if (slot.a16 != nullptr) faRoundRowsToBf16(slot.s, kTile, 2 * p.n1, keys, slot.a16, kTile);
     float* l1 = trace.cmp ? cmpL1 : oriL1;
     if (l1 != nullptr && !trace.dense) {
       for (int64_t j = 0; j < keys; ++j) {
@@ -162,10 +166,10 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
     const int64_t lo = trace.cmp ? acc.cmpLo : acc.oriLo;
     if (trace.dense) {
       float* c = part + (row0 + slot.keyRows[0] - lo) * p.d;
-      table.gemm(dkvShape(p, keys, 1.0f), slot.a, slot.qdo, c, slot.gemmScratch);
+      table.gemm(dkvShape(p, keys, 1.0f), aOperands, dkvB, c, slot.gemmScratch);
       continue;
     }
-    table.gemm(dkvShape(p, keys, 0.0f), slot.a, slot.qdo, slot.tile, slot.gemmScratch);
+    table.gemm(dkvShape(p, keys, 0.0f), aOperands, dkvB, slot.tile, slot.gemmScratch);
     for (int64_t r = 0; r < keys; ++r) {
       float* dst = part + (row0 + slot.keyRows[r] - lo) * p.d;
       const float* src = slot.tile + r * p.d;
