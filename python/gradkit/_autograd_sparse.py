@@ -2,17 +2,17 @@
 (aclnnSparseFlashMla forward, aclnnSparseFlashMlaGrad backward), gradkit.lightning_indexer (top-k selection, not
 differentiable), gradkit.lightning_indexer_kl_loss (the indexer's KL loss; its gradients from
 aclnnSparseLightningIndexerKLLossGrad) and gradkit.sparse_flash_mla_softmax_l1_norm (the loss's target, not
-differentiable). gradkit.autograd is their public namespace."""
+differentiable). gradkit.autograd is their public namespace. While torch.compile / torch.export trace
+(library.use_custom_ops) they call the torch.ops.gradkit custom ops of gradkit._library_sparse instead."""
+import math
+
 import torch
 from torch.autograd.function import once_differentiable
 
-from . import ops
+from . import _backward, library, ops
+from ._ops_sparse import SMLA_HEAD_DIM
 
 __all__ = ["sparse_flash_mla", "lightning_indexer", "lightning_indexer_kl_loss", "sparse_flash_mla_softmax_l1_norm"]
-
-# The per-batch INT32 tensors the attention's forward and backward both take, by gradkit.ops' keyword names.
-_SMLA_LENGTHS = ("cu_seqlens_q", "cu_seqlens_ori_kv", "cu_seqlens_cmp_kv", "cmp_residual_kv")
-
 
 class SparseFlashMlaFunction(torch.autograd.Function):
     """aclnnSparseFlashMla forward (outputs out and the softmax lse, which is not differentiable) and
@@ -38,6 +38,11 @@ class SparseFlashMlaFunction(torch.autograd.Function):
                                           need_d_sinks=need[3], **options)
         return (grads.dq if need[0] else None, grads.d_ori_kv if need[1] else None,
                 grads.d_cmp_kv if need[2] else None, grads.d_sinks if need[3] else None, None, None)
+
+
+def _scale(scale):
+    """softmax_scale None: 1 / sqrt(512), as gradkit.ops."""
+    return float(scale) if scale is not None else 1.0 / math.sqrt(SMLA_HEAD_DIM)
 
 
 def _no_sinks(q):
@@ -74,6 +79,12 @@ def sparse_flash_mla(q, ori_kv, cmp_kv=None, sinks=None, *, cmp_sparse_indices=N
                    ori_mask_mode=int(ori_mask_mode), cmp_mask_mode=int(cmp_mask_mode), ori_win_left=int(ori_win_left),
                    ori_win_right=int(ori_win_right))
     tensors = (q, ori_kv, cmp_kv, sinks)
+    if library.use_custom_ops():
+        out, lse = torch.ops.gradkit.sparse_flash_mla(
+            q, ori_kv, cmp_kv, sinks, cmp_sparse_indices, cu_seqlens_q, cu_seqlens_ori_kv, cu_seqlens_cmp_kv,
+            cmp_residual_kv, _scale(scale), *(options[k] for k in ("cmp_ratio", "ori_mask_mode", "cmp_mask_mode",
+                                                                    "ori_win_left", "ori_win_right")))
+        return (out, lse) if return_lse else out
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
         out, lse = SparseFlashMlaFunction.apply(q, ori_kv, cmp_kv, sinks, cmp_sparse_indices, options)
     else:
@@ -90,6 +101,11 @@ def lightning_indexer(q, k, w, topk, *, cu_seqlens_q=None, cu_seqlens_k=None, cm
     k [B, S2, 1, 128] / [T2, 1, 128] (the C4Li compressor's rows), w float32 [B, S1, N1] / [T1, N1]. Returns the INT32
     indices [B, S1, 1, topk] / [T1, 1, topk] (sparse_flash_mla's cmp_sparse_indices), with return_values also the
     float32 scores (-inf in unused slots). Not differentiable (the indexer learns through lightning_indexer_kl_loss)."""
+    if library.use_custom_ops():
+        indices, values = torch.ops.gradkit.lightning_indexer(q.detach(), k.detach(), w.detach(), int(topk),
+                                                              cu_seqlens_q, cu_seqlens_k, cmp_residual_k,
+                                                              int(cmp_ratio), int(mask_mode))
+        return (indices, values) if return_values else indices
     result = ops.lightning_indexer_v2(q.detach(), k.detach(), w.detach(), topk, cu_seqlens_q=cu_seqlens_q,
                                       cu_seqlens_k=cu_seqlens_k, cmp_residual_k=cmp_residual_k, cmp_ratio=cmp_ratio,
                                       mask_mode=mask_mode, return_value=return_values)
@@ -103,6 +119,14 @@ def sparse_flash_mla_softmax_l1_norm(q, cmp_kv, lse, cmp_sparse_indices=None, *,
     (aclnnSparseFlashMlaSoftmaxL1Norm): (sum_h exp(scale * q_h . k_j - lse_h)) / N1 per slot of cmp_sparse_indices
     (0 in slots a row does not read), from sparse_flash_mla's lse (return_lse=True; it holds the window and the sink).
     The KL loss's target: float32 [B, S1, 1, K2] / [T1, 1, K2], not differentiable (inputs are read detached)."""
+    if library.use_custom_ops():
+        max_seqlen_k = cmp_kv.shape[1] if cmp_kv.dim() == 4 else 0
+        if cmp_sparse_indices is None and cmp_kv.dim() == 3:  # dense TND: the longest batch
+            cu = cu_seqlens_cmp_kv.tolist() if cu_seqlens_cmp_kv is not None else [0, cmp_kv.shape[0]]
+            max_seqlen_k = max([b - a for a, b in zip(cu[:-1], cu[1:])] + [0])
+        return torch.ops.gradkit.sparse_flash_mla_softmax_l1_norm(
+            q.detach(), cmp_kv.detach(), lse.detach(), cmp_sparse_indices, cu_seqlens_q, cu_seqlens_cmp_kv,
+            cmp_residual_kv, _scale(scale), int(max_seqlen_k), int(cmp_ratio), int(cmp_mask_mode))
     return ops.sparse_flash_mla_softmax_l1_norm(q.detach(), cmp_kv.detach(), lse.detach(), cmp_sparse_indices,
                                                 cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_cmp_kv,
                                                 cmp_residual_k=cmp_residual_kv, softmax_scale=scale,
@@ -116,12 +140,8 @@ class IndexerKLLossFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, w, sparse_indices, target, options):
         grads = ops.sparse_lightning_indexer_kl_loss_grad(q, k, w, sparse_indices, target, **options)
-        p, y = target.double(), grads.softmax_out.double()
-        used = (p > 0) & (y > 0)
-        terms = torch.where(used, p * (torch.log(torch.where(used, p, torch.ones_like(p))) -
-                                       torch.log(torch.where(used, y, torch.ones_like(y)))), torch.zeros_like(p))
         ctx.save_for_backward(grads.dq, grads.dk, grads.dw)
-        return terms.sum().float()
+        return _backward.indexer_kl_loss(target, grads.softmax_out)
 
     @staticmethod
     @once_differentiable
@@ -144,6 +164,10 @@ def lightning_indexer_kl_loss(q, k, w, sparse_indices, target, *, cu_seqlens_q=N
     formula."""
     options = dict(cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, cmp_residual_k=cmp_residual_k,
                    cmp_ratio=int(cmp_ratio), mask_mode=int(mask_mode))
+    if library.use_custom_ops():
+        return torch.ops.gradkit.lightning_indexer_kl_loss(q, k, w, sparse_indices, target.detach().float(),
+                                                           cu_seqlens_q, cu_seqlens_k, cmp_residual_k,
+                                                           options["cmp_ratio"], options["mask_mode"])[0]
     return IndexerKLLossFunction.apply(q, k, w, sparse_indices, target.detach().float(), options)
 
 
