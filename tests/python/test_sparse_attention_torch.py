@@ -234,6 +234,13 @@ def test_errors_name_the_operator_and_argument():
     assert "aclnnSparseFlashMla" in str(error.value) and error.value.status == 161002
 
 
+# The layer against itself in fp64 torch (y; every parameter's gradient), normwise. q, kv, the compressed rows and
+# out cross bf16 interfaces between fp32 products. HCA, measured over seeds 3-7 (module_pair(seed), x seed + 2): y
+# at most 1.8e-3, a gradient at most 3.4e-3 (cmp_wgate; wq 3.3e-3, sinks 3e-7): gates 2^-8 and 2^-7 (margin 2).
+# CSA: provisional (not measured yet: aclnnSparseFlashMlaSoftmaxL1Norm had not landed).
+MODULE_GATES = {"hca": (2.0**-8, 2.0**-7), "csa": (2.0**-7, 2.0**-5)}
+
+
 def module_pair(mode, seed=3):
     gradkit_layer = gradkit.nn.CompressedSparseAttention(1024, 2, mode=mode, topk=2, cmp_ratio=4 if mode == "csa"
                                                          else 8, generator=torch.Generator().manual_seed(seed))
@@ -250,12 +257,11 @@ def test_hca_module_forward_matches_the_reference_module():
         y, loss = layer(x)
         ref_y, ref_loss = ref_layer(x)
     assert loss is None and ref_loss is None
-    assert normwise(y, ref_y) <= 2.0**-7  # bf16 interfaces (q, kv, cmp_kv, out) between fp32 products
+    assert normwise(y, ref_y) <= MODULE_GATES["hca"][0]  # bf16 interfaces (q, kv, cmp_kv, out) between fp32 products
 
 
 @needs_grad
-@needs_l1
-@pytest.mark.parametrize("mode", ["csa", "hca"])
+@pytest.mark.parametrize("mode", [pytest.param("csa", marks=needs_l1), "hca"])
 def test_module_forward_and_backward_match_the_reference_module(mode):
     """The layer's output, indexer loss and every parameter's gradient against the same layer in fp64 torch."""
     layer, ref_layer = module_pair(mode)
@@ -268,9 +274,43 @@ def test_module_forward_and_backward_match_the_reference_module(mode):
             total = total + loss
         total.backward()
         results.append((y, loss))
-    assert normwise(results[0][0], results[1][0]) <= 2.0**-7
+    out_gate, grad_gate = MODULE_GATES[mode]
+    assert normwise(results[0][0], results[1][0]) <= out_gate
     if mode == "csa":
         assert abs(results[0][1].item() - results[1][1].item()) <= 2.0**-6 * abs(results[1][1].item())
     for (name, p), (_, ref_p) in zip(layer.named_parameters(), ref_layer.named_parameters()):
         assert p.grad is not None, name
-        assert normwise(p.grad, ref_p.grad) <= 2.0**-5, name  # bf16 interfaces on both sides of each product
+        assert normwise(p.grad, ref_p.grad) <= grad_gate, name  # bf16 interfaces on both sides of each product
+
+
+@needs_grad
+@pytest.mark.parametrize("layout,mode", [("TND", "csa"), ("BSND", "hca")])
+def test_bits_do_not_depend_on_the_thread_count(layout, mode):
+    """sparse_flash_mla's forward (out, lse) and backward (dq, d_ori_kv, d_cmp_kv, d_sinks), the indexer and its KL
+    loss gradients: identical bits with 1, 2 and 3 kernel threads (torch.set_num_threads sets gradkit's count)."""
+    import os
+
+    if "GRADKIT_NUM_THREADS" in os.environ:
+        pytest.skip("GRADKIT_NUM_THREADS fixes the count")
+    p = Problem(layout, torch.bfloat16, mode=mode, heads=4, seq=(37, 64), topk=6, window=20)
+    q, k, w, topk, index_options = indexer_problem(layout, torch.bfloat16, seq=(37, 64), topk=6)
+    d_out = (torch.rand(p.q.shape, generator=torch.Generator().manual_seed(9)) * 2 - 1).to(torch.bfloat16)
+    before, results = torch.get_num_threads(), []
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            leaves = [t.clone().requires_grad_() for t in (p.q, p.ori, p.cmp, p.sinks)]
+            out, lse = gradkit.sparse_flash_mla(*leaves, cmp_sparse_indices=p.indices, return_lse=True, **p.options)
+            out.backward(d_out)
+            assert gradkit._C.num_threads() == threads
+            index_leaves = [t.clone().requires_grad_() for t in (q, k, w)]
+            indices = gradkit.lightning_indexer(q, k, w, topk, **index_options)
+            target = (indices >= 0).float() / (indices >= 0).sum(-1, keepdim=True).clamp_min(1)
+            gradkit.lightning_indexer_kl_loss(*index_leaves, indices, target, **index_options).backward()
+            results.append([out, lse] + [t.grad for t in leaves] + [indices] + [t.grad for t in index_leaves])
+    finally:
+        torch.set_num_threads(before)
+    names = ("out", "lse", "dq", "d_ori_kv", "d_cmp_kv", "d_sinks", "indices", "index dq", "index dk", "index dw")
+    for other in results[1:]:
+        for name, a, b in zip(names, results[0], other):
+            assert torch.equal(a, b), name
