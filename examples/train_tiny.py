@@ -32,7 +32,7 @@ Attention (--attention):
                causal at block granularity) and to its own token's key and value (so that no query is left with
                nothing to attend to). The compressor's weights are float32 parameters cast to bfloat16 per step.
   csa          DeepSeek-V4's compressed sparse attention (gradkit.nn.CompressedSparseAttention, mode "csa"): the
-               block input is lifted to H = 1024; 2 heads of D = 512 attend, with sinks, over a 128-row causal window
+               block input is lifted to H = 1024; 1 head of D = 512 attends, with a sink, over a 128-row causal window
                of the original KV and over the top-2 of the C4A compressor's rows (cmp_ratio 4) that the lightning
                indexer (C4Li keys, 4 heads) picks; the indexer's KL loss against the attention's head-averaged
                softmax (detached) is added to the cross entropy with weight INDEXER_LOSS_WEIGHT / tokens. The
@@ -75,9 +75,11 @@ DROPOUT = 0.1
 CMP_HIDDEN, CMP_DIM, CMP_COFF, CMP_RATIO = 1024, 128, 2, 4
 # --attention flash: the heads DIM is split into.
 FLASH_HEADS = 4
-# --attention csa / hca: the layer's hidden size, heads, top-k and the HCA ratio (scaled down from 128); the weight of
-# the indexer's KL loss (a sum over tokens) per token.
-SPARSE_HIDDEN, SPARSE_HEADS, SPARSE_TOPK, HCA_RATIO, INDEXER_LOSS_WEIGHT = 1024, 2, 2, 8, 0.1
+# --attention csa / hca: the layer's hidden size (the compressor's smallest), heads, top-k and the HCA ratio (scaled
+# down from 128); the weight of the indexer's KL loss (a sum over tokens) per token; the default global batch (half
+# of the other modes': the layer's 1024-wide fp32 projections dominate the step, on Debian's torch at about
+# 2 GFLOP/s).
+SPARSE_HIDDEN, SPARSE_HEADS, SPARSE_TOPK, HCA_RATIO, INDEXER_LOSS_WEIGHT, SPARSE_BATCH = 1024, 1, 2, 8, 0.1, 4
 
 
 class Ops:
@@ -361,7 +363,8 @@ def free_port():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--batch", type=int, default=8, help="global batch (split over --world-size)")
+    parser.add_argument("--batch", type=int, help="global batch (split over --world-size; default 8, 4 for "
+                        "--attention csa / hca)")
     parser.add_argument("--lr", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--world-size", type=int, default=1)
@@ -375,6 +378,8 @@ def main():
     parser.add_argument("--plot", metavar="FILE")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
+    if args.batch is None:  # csa / hca: a 1024-wide layer, whose fp32 matmuls dominate on a generic BLAS
+        args.batch = SPARSE_BATCH if args.attention in ("csa", "hca") else 8
     if args.batch % args.world_size:
         parser.error("--batch must be a multiple of --world-size")
     if args.plot and importlib.util.find_spec("matplotlib") is None:  # before training, not after the last step

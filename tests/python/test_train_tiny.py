@@ -33,6 +33,16 @@ at step 0, 2.9e-3 over the first 10 steps, 22% at any step and 9.6% in the mean 
 1.1e-3 normwise in a step-0 gradient (mhc_attention.pre.bias); gradkit vs reference 2.3e-7, 2.2e-3, 11%, 3.5% and
 2.6e-3 (mhc_attention.pre.bias, seed 2). The gates below hold those with a margin of about 2 (4 for the
 gradients, where a 10% error in one parameter's gradient still fails).
+
+--attention csa / hca (gradkit.nn.CompressedSparseAttention: 1 head of 512, H = 1024, global batch 4, so that each
+mode runs in well under a minute on 2 cores with Debian torch's generic BLAS) has gates of its own: the layer's q, kv,
+compressed rows and output cross bf16 interfaces, and SparseFlashMla rounds P to bf16 on its native tile path, so
+the runs part from step 0 on and the curves fall less in 50 steps (last-10 mean 0.48-0.66 of the start). Measured
+over seeds 0-2 (HCA): reference vs reference64 at most 2.7e-6 at step 0, 6.4e-2 over the first 10 steps, 19% at any
+step, 3.9% in the last-10 mean, 2.5e-3 in a step-0 gradient; gradkit vs reference 4.7e-5, 8.7e-2, 22%, 3.4% and
+6.3e-2 (mhc_attention.bias, seed 0: few tokens, so a flipped bf16 rounding weighs more). The gates hold those with a
+margin of about 2; the step-0 gradients' gate (0.15) is too loose to catch a 10% error in one parameter's gradient:
+tests/python/test_sparse_attention_torch.py checks the layer's gradients against fp64 at 2^-7.
 """
 import json
 import os
@@ -47,11 +57,9 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_
 STEP0, FIRST10, ANY_STEP, LAST10_MEAN = 1e-5, 2e-3, 0.2, 0.05
 # --attention compressor: (steps compared closely, their gate, any step, mean of the last 10, step-0 gradients).
 COMPRESSOR_GATES = {"first": 4, "first_gate": 5e-3, "any": 0.3, "last10": 0.12, "gradients": 1e-2}
-# --attention csa / hca (gradkit.nn.CompressedSparseAttention): provisional, from one seed (seed 0, HCA, 50 steps):
-# reference vs reference64 7.4e-2 over the first 10 steps, 43% at any step, 30% in the last-10 mean, 0.26% in a
-# step-0 gradient; gradkit vs reference 4.7e-7 at step 0, 9.6e-2, 68%, 20% and 2.1% (mhc_attention.gamma). The layer's
-# q, kv, compressed rows and output cross bf16 interfaces and its hidden size is 1024, so the runs part early.
-SPARSE_GATES = {"first": 10, "first_gate": 0.2, "any": 1.0, "last10": 0.45, "gradients": 5e-2}
+# --attention csa / hca (gradkit.nn.CompressedSparseAttention; 1 head, global batch 4: see the module docstring).
+SPARSE_GATES = {"step0": 1e-4, "first": 10, "first_gate": 0.2, "any": 0.45, "last10": 0.1, "gradients": 0.15,
+                "falls_to": 0.75}
 # --residual mhc: the same keys.
 MHC_GATES = {"first": 10, "first_gate": 6e-3, "any": 0.4, "last10": 0.2, "gradients": 1e-2}
 
@@ -65,10 +73,10 @@ def run(tmp_path, name, *args):
         return json.load(f)
 
 
-def assert_curves_agree(a, b, first=10, first_gate=FIRST10, any_step=ANY_STEP, last10=LAST10_MEAN):
+def assert_curves_agree(a, b, first=10, first_gate=FIRST10, any_step=ANY_STEP, last10=LAST10_MEAN, step0=STEP0):
     relative = [abs(x - y) / y for x, y in zip(a, b)]
     assert len(a) == len(b) == 50
-    assert relative[0] <= STEP0, relative[0]
+    assert relative[0] <= step0, relative[0]
     assert max(relative[:first]) <= first_gate, relative[:first]
     assert max(relative) <= any_step, max(relative)
     assert abs(sum(a[-10:]) - sum(b[-10:])) / sum(b[-10:]) <= last10
@@ -212,10 +220,10 @@ def test_compressed_sparse_attention_trains_and_agrees_with_the_reference(tmp_pa
     curves = run(tmp_path, mode, "--attention", mode, "--variants", "gradkit", "reference", "reference64")
     for variant in ("gradkit", "reference"):
         curve = curves[variant]
-        assert sum(curve[-10:]) / 10 < 0.4 * curve[0], variant  # HCA: 3.0 -> about 1.0 (gradkit), 0.84 (reference)
+        assert sum(curve[-10:]) / 10 < SPARSE_GATES["falls_to"] * curve[0], variant  # HCA: 3.2-3.3 -> 1.6-2.2
     for a, b in (("reference", "reference64"), ("gradkit", "reference")):
         assert_curves_agree(curves[a], curves[b], first=SPARSE_GATES["first"], first_gate=SPARSE_GATES["first_gate"],
-                            any_step=SPARSE_GATES["any"], last10=SPARSE_GATES["last10"])
+                            any_step=SPARSE_GATES["any"], last10=SPARSE_GATES["last10"], step0=SPARSE_GATES["step0"])
     assert_first_gradients_match(curves["step0_gradients"], SPARSE_GATES["gradients"])
     assert any(name.startswith("sparse.attention.") for name in curves["step0_gradients"]["gradkit"])
     if mode == "csa":
