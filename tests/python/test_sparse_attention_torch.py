@@ -235,10 +235,11 @@ def test_errors_name_the_operator_and_argument():
 
 
 # The layer against itself in fp64 torch (y; every parameter's gradient), normwise. q, kv, the compressed rows and
-# out cross bf16 interfaces between fp32 products. HCA, measured over seeds 3-7 (module_pair(seed), x seed + 2): y
-# at most 1.8e-3, a gradient at most 3.4e-3 (cmp_wgate; wq 3.3e-3, sinks 3e-7): gates 2^-8 and 2^-7 (margin 2).
-# CSA: provisional (not measured yet: aclnnSparseFlashMlaSoftmaxL1Norm had not landed).
-MODULE_GATES = {"hca": (2.0**-8, 2.0**-7), "csa": (2.0**-7, 2.0**-5)}
+# out cross bf16 interfaces between fp32 products. Measured over seeds 3-7 (module_pair(seed), x seed + 2): HCA y at
+# most 1.8e-3, a gradient at most 3.4e-3 (cmp_wgate; wq 3.3e-3, sinks 3e-7); CSA y 1.8e-3, a gradient 4.5e-3
+# (index_wgate; index_ww 9e-6, sinks 6e-7), the indexer loss 1.7e-7 (relative). Gates with a margin of about 2.
+MODULE_GATES = {"hca": (2.0**-8, 2.0**-7), "csa": (2.0**-8, 1e-2)}
+MODULE_LOSS_GATE = 1e-6
 
 
 def module_pair(mode, seed=3):
@@ -277,7 +278,7 @@ def test_module_forward_and_backward_match_the_reference_module(mode):
     out_gate, grad_gate = MODULE_GATES[mode]
     assert normwise(results[0][0], results[1][0]) <= out_gate
     if mode == "csa":
-        assert abs(results[0][1].item() - results[1][1].item()) <= 2.0**-6 * abs(results[1][1].item())
+        assert abs(results[0][1].item() - results[1][1].item()) <= MODULE_LOSS_GATE * abs(results[1][1].item())
     for (name, p), (_, ref_p) in zip(layer.named_parameters(), ref_layer.named_parameters()):
         assert p.grad is not None, name
         assert normwise(p.grad, ref_p.grad) <= grad_gate, name  # bf16 interfaces on both sides of each product
