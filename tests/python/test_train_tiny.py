@@ -34,15 +34,22 @@ at step 0, 2.9e-3 over the first 10 steps, 22% at any step and 9.6% in the mean 
 2.6e-3 (mhc_attention.pre.bias, seed 2). The gates below hold those with a margin of about 2 (4 for the
 gradients, where a 10% error in one parameter's gradient still fails).
 
---attention csa / hca (gradkit.nn.CompressedSparseAttention: 1 head of 512, H = 1024, global batch 4, so that each
-mode runs in well under a minute on 2 cores with Debian torch's generic BLAS) has gates of its own: the layer's q, kv,
-compressed rows and output cross bf16 interfaces, and SparseFlashMla rounds P to bf16 on its native tile path, so
-the runs part from step 0 on and the curves fall less in 50 steps (last-10 mean 0.48-0.66 of the start). Measured
-over seeds 0-2 (HCA): reference vs reference64 at most 2.7e-6 at step 0, 6.4e-2 over the first 10 steps, 19% at any
-step, 3.9% in the last-10 mean, 2.5e-3 in a step-0 gradient; gradkit vs reference 4.7e-5, 8.7e-2, 22%, 3.4% and
-6.3e-2 (mhc_attention.bias, seed 0: few tokens, so a flipped bf16 rounding weighs more). The gates hold those with a
-margin of about 2; the step-0 gradients' gate (0.15) is too loose to catch a 10% error in one parameter's gradient:
-tests/python/test_sparse_attention_torch.py checks the layer's gradients against fp64 at 2^-7.
+--attention csa / hca (gradkit.nn.CompressedSparseAttention: 1 head of 512, H = 1024, global batch 4) runs only
+gradkit and reference, so that each mode stays well under a minute on 2 cores with Debian torch's generic BLAS (the
+layer's 1024-wide fp32 matmuls dominate; measured gradkit + reference + reference64 40-45 s for HCA, 70-93 s for
+CSA). The layer's q, kv, compressed rows and output cross bf16 interfaces, SparseFlashMla rounds P to bf16 on its
+native tile path, and CSA's top-k can flip on a near tie, so the runs part from step 0 on and the curves fall less in
+50 steps (last-10 mean 0.45-0.70 of the start). Measured over seeds 0-2 with reference64 (maxima; gradkit vs
+reference / reference vs reference64):
+  HCA: step 0 4.7e-5 / 2.7e-6, first 10 steps 8.7e-2 / 6.4e-2, any step 22% / 19%, last-10 mean 3.4% / 3.9%, a
+       step-0 gradient 6.3e-2 (mhc_attention.bias, seed 0) / 2.5e-3; curves fall to 0.48-0.66.
+  CSA: step 0 1.0e-4 / 4.7e-6, first 10 steps 6.7e-2 / 7.3e-2, any step 40% / 95% (seed 1: one run's loss spikes),
+       last-10 mean 9.5% / 12.5%, a step-0 gradient 5.1e-2 (sparse.attention.cmp_wgate) / 2.0e-3; curves fall to
+       0.45-0.70 (measured on a scratch merge of the l1norm branch).
+The gates hold the larger of each pair with a margin of about 2 (CSA's any-step gate, 2.0, then only catches a
+divergence). Few tokens make a flipped bf16 rounding weigh more, so the step-0 gradients' gates (0.15 / 0.1) cannot
+catch a 10% error in one parameter's gradient: tests/python/test_sparse_attention_torch.py gates the layer's
+gradients against fp64 at 2^-7 / 1e-2 instead.
 """
 import json
 import os
@@ -57,9 +64,14 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_
 STEP0, FIRST10, ANY_STEP, LAST10_MEAN = 1e-5, 2e-3, 0.2, 0.05
 # --attention compressor: (steps compared closely, their gate, any step, mean of the last 10, step-0 gradients).
 COMPRESSOR_GATES = {"first": 4, "first_gate": 5e-3, "any": 0.3, "last10": 0.12, "gradients": 1e-2}
-# --attention csa / hca (gradkit.nn.CompressedSparseAttention; 1 head, global batch 4: see the module docstring).
-SPARSE_GATES = {"step0": 1e-4, "first": 10, "first_gate": 0.2, "any": 0.45, "last10": 0.1, "gradients": 0.15,
-                "falls_to": 0.75}
+# --attention csa / hca (gradkit.nn.CompressedSparseAttention; 1 head, global batch 4: see the module docstring), per
+# mode; falls_to: the last-10 mean below that fraction of step 0's loss.
+SPARSE_GATES = {
+    "hca": {"step0": 1e-4, "first": 10, "first_gate": 0.2, "any": 0.45, "last10": 0.1, "gradients": 0.15,
+            "falls_to": 0.75},
+    "csa": {"step0": 2e-4, "first": 10, "first_gate": 0.15, "any": 2.0, "last10": 0.25, "gradients": 0.1,
+            "falls_to": 0.8},
+}
 # --residual mhc: the same keys.
 MHC_GATES = {"first": 10, "first_gate": 6e-3, "any": 0.4, "last10": 0.2, "gradients": 1e-2}
 
@@ -133,7 +145,7 @@ def compressed(tmp_path_factory):
 def assert_first_gradients_match(gradients, gate=1e-3):
     total = sum(reference_norm for _, reference_norm in gradients["gradkit"].values())
     for variant in ("gradkit", "reference64"):
-        for name, (difference, reference_norm) in gradients[variant].items():
+        for name, (difference, reference_norm) in gradients.get(variant, {}).items():
             assert difference <= gate * reference_norm + 1e-7 * total, (variant, name, difference, reference_norm)
 
 
@@ -217,14 +229,15 @@ def test_compressed_sparse_attention_trains_and_agrees_with_the_reference(tmp_pa
     missing = [name for name in needed if not _has(name)]
     if missing:
         pytest.skip(f"not in this build yet: {missing}")
-    curves = run(tmp_path, mode, "--attention", mode, "--variants", "gradkit", "reference", "reference64")
+    # Without reference64 (the natural spread, measured offline: the module docstring), to stay well under a minute.
+    curves = run(tmp_path, mode, "--attention", mode, "--variants", "gradkit", "reference")
+    gates = SPARSE_GATES[mode]
     for variant in ("gradkit", "reference"):
         curve = curves[variant]
-        assert sum(curve[-10:]) / 10 < SPARSE_GATES["falls_to"] * curve[0], variant  # HCA: 3.2-3.3 -> 1.6-2.2
-    for a, b in (("reference", "reference64"), ("gradkit", "reference")):
-        assert_curves_agree(curves[a], curves[b], first=SPARSE_GATES["first"], first_gate=SPARSE_GATES["first_gate"],
-                            any_step=SPARSE_GATES["any"], last10=SPARSE_GATES["last10"], step0=SPARSE_GATES["step0"])
-    assert_first_gradients_match(curves["step0_gradients"], SPARSE_GATES["gradients"])
+        assert sum(curve[-10:]) / 10 < gates["falls_to"] * curve[0], variant  # 3.2-3.3 -> 0.45-0.7 of that
+    assert_curves_agree(curves["gradkit"], curves["reference"], first=gates["first"], first_gate=gates["first_gate"],
+                        any_step=gates["any"], last10=gates["last10"], step0=gates["step0"])
+    assert_first_gradients_match(curves["step0_gradients"], gates["gradients"])
     assert any(name.startswith("sparse.attention.") for name in curves["step0_gradients"]["gradkit"])
     if mode == "csa":
         assert "sparse.attention.index_wq" in curves["step0_gradients"]["gradkit"]  # the KL loss reached the indexer
