@@ -112,7 +112,7 @@ case "$command" in
     cmake --build build-tsan --parallel "$(nproc)" --target gradkit_api_tests gradkit_ops_tests
     GRADKIT_NUM_THREADS=1 ctest --test-dir build-tsan --output-on-failure --parallel "$(nproc)" \
       -R '^(ApiStream|ApiExecutor|ApiMemory|ApiMemcpy|Concurrency|NativeDropout)'
-    # libFuzzer targets under ASan+UBSan (tests/fuzz/README.md): every kept regression input, then 15 s per target (9 targets).
+    # libFuzzer targets under ASan+UBSan (tests/fuzz/README.md): every kept regression input, then 15 s per target (11 targets).
     cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRADKIT_SANITIZE=ON -DGRADKIT_FUZZ=ON -DGRADKIT_BUILD_TESTS=OFF \
       -DGRADKIT_BUILD_TOOLS=OFF -DGRADKIT_BUILD_EXAMPLES=OFF >/dev/null

@@ -20,9 +20,10 @@ extern "C" {
  *   ori / cmpSoftmaxL1NormOptional[row][slot] = (sum_n P_n,slot) / N1 for each listed key (0 for slots not used)
  * query, dOut, out, dQueryOut [B,S1,N1,512] (BSND) or [T1,N1,512] (TND), FLOAT16 / BFLOAT16; lse [B,1,S1,N1] /
  * [1,T1,N1] FLOAT32; oriKvOptional and cmpKvOptional [B,S,1,512] / [T,1,512] with their gradients alike; sinks and
- * dSinksOut [N1] FLOAT32; metadataOptional [1024] INT32 from aclnnSparseFlashMlaGradMetadata (required, its contents
- * are not needed on a CPU). The INT32 lengths and residuals are read and checked in this first phase. Bits do not
- * depend on the thread count. docs/sparse_attention.md has the modes, the checks and the numerics.
+ * dSinksOut [N1] FLOAT32; metadataOptional [1024] INT32 from aclnnSparseFlashMlaGradMetadata (optional here, its
+ * contents are not needed on a CPU; not taken in the A2/A3 profile). The INT32 lengths and residuals are read and
+ * checked in this first phase. Bits do not depend on the thread count. docs/sparse_attention.md has the modes, the
+ * checks and the numerics.
  */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnSparseFlashMlaGradGetWorkspaceSize(
     const aclTensor* query, const aclTensor* dOut, const aclTensor* out, const aclTensor* lse,

@@ -590,6 +590,8 @@ const std::vector<ResourceFailureOp>& resourceFailureOps() {
       {"aclnnSparseFlashMlaGradMetadata", sparseFlashMlaGradMetadata},
       {"aclnnSparseFlashMlaSoftmaxL1NormMetadata", sparseFlashMlaSoftmaxL1NormMetadata},
       {"aclnnSparseFlashMla", sparseFlashMla},
+      {"aclnnSparseFlashMlaGrad", sparseFlashMlaGrad},
+      {"aclnnSparseFlashMlaSoftmaxL1Norm", sparseFlashMlaSoftmaxL1Norm},
       {"aclnnLightningIndexerV2", lightningIndexerV2},
       {"aclnnLightningIndexerV2Metadata", lightningIndexerV2Metadata},
   };

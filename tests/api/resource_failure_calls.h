@@ -98,6 +98,8 @@ std::unique_ptr<OpCall> sparseFlashMlaMetadata();
 std::unique_ptr<OpCall> sparseFlashMlaGradMetadata();
 std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1NormMetadata();
 std::unique_ptr<OpCall> sparseFlashMla();
+std::unique_ptr<OpCall> sparseFlashMlaGrad();
+std::unique_ptr<OpCall> sparseFlashMlaSoftmaxL1Norm();
 
 // The lightning indexer calls (resource_failure_calls_lightning_indexer.cpp).
 std::unique_ptr<OpCall> klLossGrad();

@@ -284,6 +284,77 @@ CMP_REGRESSIONS["fwd-table-past-column-limit"] = sparse([0], {222: 242})
 CMP_REGRESSIONS["fwd-table-2e33-columns-stride0"] = sparse([0], {222: 244})
 
 
+# fuzz_sparse_flash_mla (bytes in decoding order): op (0 SparseFlashMla, 1 its Metadata, 2 GradMetadata, 3
+# SoftmaxL1NormMetadata, 4 SparseFlashMlaGrad), SoC (0: Ascend950, 211: Ascend910B), q layout (1: TND), KV layout
+# (0: as q, 150: PA_BBND, 235: the other one; PA_BBND only for ops 0 and 1), dtype (1: FP16), B - 1, N1 (index of 1,
+# 2, 3, 4, 8, 1, 2, 16), D (0: 512), cmpRatio (index of 4, 1, 2, 3, 128, 8), cmpKv (3: absent), cmpMaskMode (0: 3,
+# 2: 0), oriMaskMode (0: 4, 1: 3, 2: 0), the windows (band: index of -1, 0, 1, 2, 3, 127), ori indices (3: listed),
+# cmp indices (0: listed, with cmpKv), K, K2 (index of 1, 2, 3, 4, 5, 6, 8), topkValueMode (0: 1),
+# returnSoftmaxLse (2: false), scale (0: 1/sqrt(512)), block size (index of 1, 2, 4, 16, 3), per batch S1 (m % 5),
+# S2 (m % 10), C (m % 5); then the tensors (zeros: exact, dense, valid).
+def smla(op, soc=0, tnd=0, kv=0, fp16=0, n1=0, cr=0, has_cmp=True, cmp_mode=0, ori_mode=0, win=(0, 0), k=None,
+         k2=0, lse=True, bs=0, lens=((3, 7, 2),), batch=None):
+    values = [op, soc, tnd, kv, fp16, len(lens) - 1 if batch is None else batch, n1, 0, cr, 0 if has_cmp else 3,
+              cmp_mode, ori_mode, win[0], win[1], 3 if k is not None else 0]
+    if has_cmp:
+        values.append(1 if k2 is None else 0)
+    if k is not None:
+        values.append(k)
+    if has_cmp and k2 is not None:
+        values.append(k2)
+    values += [0, 0 if lse else 2, 0, bs]
+    for lengths in lens:
+        values += list(lengths)
+    return values
+
+
+SPARSE_FLASH_MLA = {}
+for op, name in enumerate(["fwd", "metadata", "grad-metadata", "l1-metadata"]):
+    SPARSE_FLASH_MLA[name + "-bsnd-csa-window"] = smla(op, k2=2, win=(4, 0))
+    SPARSE_FLASH_MLA[name + "-tnd-hca-causal"] = smla(op, tnd=1, cr=4, k2=None, ori_mode=1, lens=((3, 9, 2), (2, 4, 1)))
+    SPARSE_FLASH_MLA[name + "-paged-tnd-q-csa"] = smla(op, tnd=1, kv=150, n1=3, k2=3, bs=1, lens=((2, 6, 3), (4, 8, 4)))
+    SPARSE_FLASH_MLA[name + "-bsnd-swa-fp16"] = smla(op, fp16=1, has_cmp=False, cmp_mode=2, k=3, cr=1)
+SPARSE_FLASH_MLA["fwd-bsnd-ori-listed-mode0-cmp-mode0"] = smla(0, ori_mode=2, cmp_mode=2, k=2, k2=3, n1=4)
+SPARSE_FLASH_MLA["fwd-tnd-ratio128-no-lse"] = smla(0, tnd=1, cr=4, k2=None, lse=False, lens=((4, 9, 1),))
+SPARSE_FLASH_MLA["fwd-a2-paged-bs16"] = smla(0, soc=211, kv=150, n1=3, k2=2, bs=3, win=(5, 1))
+SPARSE_FLASH_MLA["grad-metadata-a2-unavailable"] = smla(2, soc=211)
+SPARSE_FLASH_MLA["grad-bsnd-csa-window"] = smla(4, k2=2, win=(4, 0))
+SPARSE_FLASH_MLA["grad-tnd-hca-causal"] = smla(4, tnd=1, cr=4, k2=None, ori_mode=1, lens=((3, 9, 2), (2, 4, 1)))
+SPARSE_FLASH_MLA["grad-bsnd-swa-fp16-listed"] = smla(4, fp16=1, has_cmp=False, cmp_mode=2, k=3, cr=1)
+SPARSE_FLASH_MLA["grad-tnd-listed-mode0"] = smla(4, tnd=1, ori_mode=2, cmp_mode=2, k=2, k2=3, n1=4,
+                                                  lens=((2, 5, 3), (3, 6, 2)))
+
+# No batch (B byte 255: TND prefix sums [0]; cmpRatio 1, so that no residual is needed): the checks accept it, the
+# forward metadata's planner threw (561000 "planning failed"); now the all-empty plan. Found by the target's first run.
+REGRESSIONS["fuzz_sparse_flash_mla"] = {
+    "no-batch-metadata-tnd-internal-error": smla(1, tnd=1, cr=1, batch=255, k2=None, lens=()),
+    "no-batch-metadata-tnd-csa-internal-error": smla(1, tnd=1, cr=1, batch=255, k2=2, lens=()),
+    "no-batch-grad-metadata-tnd": smla(2, tnd=1, cr=1, batch=255, k2=None, lens=()),
+}
+
+# fuzz_lightning_indexer (bytes in decoding order): op (0 LightningIndexerV2, 1 its Metadata, 2
+# SparseLightningIndexerKLLossGrad, 3 its Metadata), SoC (0: Ascend950, 211: Ascend910B), q layout (1: TND), k
+# layout (0: as q, 160: PA_BBND for the indexer, 235: the other one), dtype (1: FP16), B - 1, N1 (index of 1, 2, 3, 4,
+# 8, 16, 1, 2), D (0: 128), cmpRatio (index of 4, 1, 2, 3, 7, 128), maskMode (0: 3, 1: 0), topk (index of 1, 2, 3, 4,
+# 5, 8, 16, 2; 230: 512), returnValue (0: 1, 1: 0), outputIdxOffset (3: given), block size (0: 16, 1: 32), per
+# batch S1 (m % 5) and S2 (m % 10); then the tensors (zeros: exact, dense, valid).
+def li(op, soc=0, tnd=0, kv=0, fp16=0, n1=0, cr=0, mode=0, topk=1, ret=0, offsets=False, bs=0, lens=((3, 5),)):
+    values = [op, soc, tnd, kv, fp16, len(lens) - 1, n1, 0, cr, mode, topk, ret, 3 if offsets else 0, bs]
+    for lengths in lens:
+        values += list(lengths)
+    return values
+
+
+LIGHTNING_INDEXER = {}
+for op, name in enumerate(["liv2", "liv2-metadata", "kl-grad", "kl-grad-metadata"]):
+    LIGHTNING_INDEXER[name + "-bsnd-causal"] = li(op, n1=3, topk=3)
+    LIGHTNING_INDEXER[name + "-tnd-ratio1-fp16"] = li(op, tnd=1, fp16=1, cr=1, mode=1, topk=5, lens=((4, 9), (2, 3)))
+    LIGHTNING_INDEXER[name + "-tnd-residual-ratio3"] = li(op, tnd=1, cr=3, n1=4, topk=6, lens=((3, 4), (0, 2), (4, 6)))
+LIGHTNING_INDEXER["liv2-paged-offsets"] = li(0, kv=160, n1=2, topk=4, offsets=True, lens=((3, 7), (2, 9)))
+LIGHTNING_INDEXER["liv2-paged-tnd-bs32-no-values"] = li(0, tnd=1, kv=160, ret=1, bs=1, lens=((4, 8),))
+LIGHTNING_INDEXER["liv2-a2-no-metadata"] = li(0, soc=211, n1=4, topk=2)
+LIGHTNING_INDEXER["kl-grad-a2-k512"] = li(2, soc=211, n1=4, topk=230)
+
 def write(target, seeds, kind="corpus"):
     folder = HERE / kind / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -299,5 +370,7 @@ write("fuzz_flash_attention", FLASH_ATTENTION)
 write("fuzz_mhc_sinkhorn", SINKHORN)
 write("fuzz_mhc_pre_sinkhorn", PRE_SINKHORN)
 write("fuzz_block_residuals", BLOCK_RESIDUALS)
+write("fuzz_sparse_flash_mla", SPARSE_FLASH_MLA)
+write("fuzz_lightning_indexer", LIGHTNING_INDEXER)
 for target, inputs in REGRESSIONS.items():
     write(target, inputs, "regressions")

@@ -13,7 +13,7 @@ build=$1
 seconds=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 targets=(fuzz_threshold_backward fuzz_dropout_family fuzz_descriptors fuzz_mhc fuzz_compressor fuzz_flash_attention
-         fuzz_mhc_sinkhorn fuzz_mhc_pre_sinkhorn fuzz_block_residuals)
+         fuzz_mhc_sinkhorn fuzz_mhc_pre_sinkhorn fuzz_block_residuals fuzz_sparse_flash_mla fuzz_lightning_indexer)
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}

@@ -92,6 +92,7 @@ struct Stored {
   void place(const std::vector<T>& dense, T fill) {
     int64_t reach = offset + 1;
     for (size_t k = 0; k < shape.size(); ++k) reach += (shape[k] - 1) * strides[k];
+    if (numel() == 0) reach = offset;  // an empty view (no ori rows) holds nothing
     storage.assign(static_cast<size_t>(reach), fill);
     for (int64_t e = 0; e < numel(); ++e) storage[static_cast<size_t>(at(e))] = dense[static_cast<size_t>(e)];
   }

@@ -108,6 +108,13 @@ std::vector<Named> cases() {
   }
   {
     Spec s = compressed("TND", 8);
+    s.scale = 0.0;  // P uniform over the visible keys; only the P^T dO part of the K = V rows remains
+    add("csa_scale_zero_tnd", s);
+    s.scale = -0.0625;
+    add("csa_negative_scale_tnd", s);
+  }
+  {
+    Spec s = compressed("TND", 8);
     GradWants w;
     w.dOri = false, w.dSinks = false;
     add("csa_without_dori_dsinks", s, w);

@@ -113,6 +113,20 @@ TEST(SmlaMetadataPlanner, AllEmptyIsOneCoreEndingPastTheLastBatch) {
   EXPECT_EQ(planSmlaMetadata(p, 24), expected);
 }
 
+TEST(SmlaMetadataPlanner, NoBatchIsTheAllEmptyPlan) {
+  // batchSize 0 (or TND prefix sums [0]): core 0 from (0, 0, 0) to (B N2 = 0, 0, 0), as for B empty batches. Found by
+  // fuzz_sparse_flash_mla (regression no-batch-metadata-internal-error): the planner threw, a 561000.
+  SmlaMetaProblem p = docHcaProblem(true);
+  p.batches.clear();
+  std::vector<uint32_t> expected(900, 0);
+  expected[0] = 1;
+  EXPECT_EQ(planSmlaMetadata(p, 32), expected);
+  p = docHcaProblem(false);
+  p.batches.clear();
+  EXPECT_EQ(planSmlaMetadata(p, 24), expected);
+  EXPECT_EQ(planSmlaGradMetadata(p, 32), (std::vector<uint32_t>{0, 0, 0xFFFFFFFFu, 0, 0, 0, 0}));
+}
+
 TEST(SmlaMetadataPlanner, WholeBatchesPerCore) {
   // G 64, 4 keys: each row one block of 6 ceil(64/16) + 10 ceil(4/64) = 34; a batch of 4 rows 136. Core 0's limit is
   // 272 / 2 = 136 (+ 17 tolerance): batch 0 fits, batch 1's first row does not (136 + 34 > 153).
@@ -245,6 +259,29 @@ TEST(SmlaMetadataApi, GradAndL1WriteTheirWordsOnly) {
   std::vector<int32_t> expected{10, 1, 1, 0, 10};
   expected.resize(64, 0);
   EXPECT_EQ(s.words, expected);
+}
+
+TEST(SmlaMetadataApi, NoBatchWritesTheAllEmptyPlan) {
+  // batchSize 0 with BSND, and TND prefix sums of one element: accepted by the checks, planned as no batch (once an
+  // internal 561000 from the planner).
+  for (const bool tnd : {false, true}) {
+    for (const bool grad : {false, true}) {
+      MetaCall c;
+      c.grad = grad;
+      c.maxSeqlenQ = c.maxSeqlenOriKv = 16;
+      if (tnd) {
+        c.layoutQ = c.layoutKv = "TND";
+        c.cuSeqlensQ = c.ints({1}, {0});
+        c.cuSeqlensOriKv = c.ints({1}, {0});
+      }
+      const MetadataResult r = c.call();
+      ASSERT_EQ(r.outcome.status, ACLNN_SUCCESS) << tnd << grad << " " << r.outcome.message;
+      std::vector<int32_t> expected = grad ? std::vector<int32_t>{0, 0, -1, 0, 0, 0, 0} : std::vector<int32_t>(900, 0);
+      if (!grad) expected[0] = 1;
+      EXPECT_EQ(std::vector<int32_t>(r.words.begin(), r.words.begin() + static_cast<long>(expected.size())), expected)
+          << tnd << grad;
+    }
+  }
 }
 
 TEST(SmlaMetadataApi, StridedViewsAreReadAndWritten) {

@@ -174,24 +174,25 @@ aclnnStatus checkFeatures(const SmlaGradArgs& a, const SmlaShape& s) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkLikeQuery(const char* name, const aclTensor* t, const aclTensor& query) {
-  GRADKIT_RETURN_IF_ERROR(checkSameShape(kApi, name, *t, "query", query));
-  return checkSameDtype(kApi, name, *t, "query", query);
+/** t has the shape and dtype of `reference` (named `referenceName` in the message). */
+aclnnStatus checkLike(const char* name, const aclTensor* t, const char* referenceName, const aclTensor& reference) {
+  GRADKIT_RETURN_IF_ERROR(checkSameShape(kApi, name, *t, referenceName, reference));
+  return checkSameDtype(kApi, name, *t, referenceName, reference);
 }
 
 /** Phase 4: cross-tensor shapes. */
 aclnnStatus checkShapes(const SmlaGradArgs& a, const SmlaArgs& view, const SmlaShape& s) {
-  GRADKIT_RETURN_IF_ERROR(checkLikeQuery("dOut", a.dOut, *a.query));
-  GRADKIT_RETURN_IF_ERROR(checkLikeQuery("out", a.out, *a.query));
-  GRADKIT_RETURN_IF_ERROR(checkLikeQuery("dQueryOut", a.dQuery, *a.query));
+  GRADKIT_RETURN_IF_ERROR(checkLike("dOut", a.dOut, "query", *a.query));
+  GRADKIT_RETURN_IF_ERROR(checkLike("out", a.out, "query", *a.query));
+  GRADKIT_RETURN_IF_ERROR(checkLike("dQueryOut", a.dQuery, "query", *a.query));
   GRADKIT_RETURN_IF_ERROR(checkSmlaCommonShapes(kNames, view, s));
   GRADKIT_RETURN_IF_ERROR(
       checkShapeIs(kApi, "lse", *a.lse, smlaLseDims(s), "[B, N2, S1, N1 / N2] or [N2, T1, N1 / N2] with N2 = 1"));
   if (a.sinks != nullptr) {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "sinksOptional", *a.sinks, {s.n1}, "[N1], one sink per query head"));
   }
-  if (a.dOriKv != nullptr) GRADKIT_RETURN_IF_ERROR(checkLikeQuery("dOriKvOutOptional", a.dOriKv, *a.oriKv));
-  if (a.dCmpKv != nullptr) GRADKIT_RETURN_IF_ERROR(checkLikeQuery("dCmpKvOutOptional", a.dCmpKv, *a.cmpKv));
+  if (a.dOriKv != nullptr) GRADKIT_RETURN_IF_ERROR(checkLike("dOriKvOutOptional", a.dOriKv, "oriKvOptional", *a.oriKv));
+  if (a.dCmpKv != nullptr) GRADKIT_RETURN_IF_ERROR(checkLike("dCmpKvOutOptional", a.dCmpKv, "cmpKvOptional", *a.cmpKv));
   if (a.dSinks != nullptr) {
     GRADKIT_RETURN_IF_ERROR(checkShapeIs(kApi, "dSinksOutOptional", *a.dSinks, {s.n1}, "[N1], like sinksOptional"));
   }

@@ -210,8 +210,10 @@ SmlaTileKeys smlaTileKeys(const SmlaMetaProblem& p, const SmlaMetaBatch& batch, 
 
 std::vector<uint32_t> planSmlaMetadata(const SmlaMetaProblem& p, int64_t aicCores) {
   const Tiling t = tilingOf(p, aicCores);
-  if (aicCores < 1 || (t.splitG ? 2 * t.cores : t.cores) > kSmlaAicEntries || p.batches.empty()) {
-    throw std::logic_error("sparse attention metadata: core count or batch outside what the check accepts");
+  // No batch (batchSize 0, or TND prefix sums of one element: the checks accept both) is the all-empty plan below:
+  // one core from (0, 0, 0) to (B N2 = 0, 0, 0).
+  if (aicCores < 1 || (t.splitG ? 2 * t.cores : t.cores) > kSmlaAicEntries) {
+    throw std::logic_error("sparse attention metadata: core count outside what the check accepts");
   }
   std::vector<uint32_t> words(static_cast<size_t>(kSmlaPlanWords), 0);
   if (t.cores == 0) return words;  // upstream writes nothing for 0 planning cores

@@ -85,8 +85,11 @@ SmlaLengths smlaLengthsOf(const SmlaArgs& a) {
 
 std::vector<kernels::SmlaBatch> smlaBatchesOf(const SmlaArgs& a, const SmlaShape& shape, const SmlaLengths& l) {
   const bool paged = shape.layoutKv == SmlaLayout::PaBbnd;
-  const int64_t oriPerBatch = paged ? a.oriBlockTable->viewDims[1] * smlaKvRows(*a.oriKv, shape.layoutKv)
-                                    : smlaKvRows(*a.oriKv, shape.layoutKv);
+  int64_t oriPerBatch = 0;  // no oriKv (the softmax L1 norm's problem: compressed keys only): no ori rows
+  if (a.oriKv != nullptr) {
+    oriPerBatch = paged ? a.oriBlockTable->viewDims[1] * smlaKvRows(*a.oriKv, shape.layoutKv)
+                        : smlaKvRows(*a.oriKv, shape.layoutKv);
+  }
   int64_t cmpPerBatch = 0;
   if (shape.hasCmp) {
     cmpPerBatch = paged ? a.cmpBlockTable->viewDims[1] * smlaKvRows(*a.cmpKv, shape.layoutKv)

@@ -45,7 +45,7 @@ SmlaLengths smlaLengthsOf(const SmlaArgs& args);
 /**
  * The batches of a call whose lengths passed their checks: query rows (seqused_q, else the batch's rows), ori and cmp
  * rows (seqused, else the batch's rows; paged without seqused: the block table's capacity), residual and the
- * restored length.
+ * restored length. Without oriKv (aclnnSparseFlashMlaSoftmaxL1Norm's problem) a batch has no ori rows.
  */
 std::vector<kernels::SmlaBatch> smlaBatchesOf(const SmlaArgs& args, const SmlaShape& shape, const SmlaLengths& lengths);
 

@@ -157,22 +157,11 @@ void judge(OpCase& c, const SmlaSuiteCase& sc, const SmlaSuiteProblem& sp,
 }
 
 OpCall::Peer torchPeer(const SmlaSuiteCase& sc, const std::string& dtypeText) {
-  OpCall::Peer peer;
-  peer.script = "sparse_flash_mla.py";
+  std::vector<std::string> keys;
   for (const std::string& key : kInputs) {
-    if (sc.passed.count(key) != 0 && key != "metadata") peer.files.push_back({key, key});
+    if (key != "metadata") keys.push_back(key);
   }
-  peer.args = {"--dtype",         dtypeText,
-               "--layout-q",      sc.layoutQ,
-               "--layout-kv",     sc.layoutKv,
-               "--scale",         formatNumberAs("%.17g", sc.scale),
-               "--cmp-ratio",     std::to_string(sc.ratio),
-               "--ori-mask-mode", std::to_string(sc.oriMode),
-               "--cmp-mask-mode", std::to_string(sc.cmpMode),
-               "--ori-win-left",  std::to_string(sc.winLeft),
-               "--ori-win-right", std::to_string(sc.winRight)};
-  peer.torch = currentTorchPython() ? PeerTorch::Current : PeerTorch::Debian;
-  return peer;
+  return smlaTorchPeer(sc, dtypeText, "sparse_flash_mla.py", keys);
 }
 
 /**

@@ -6,6 +6,8 @@
 #include "harness/case_values.h"
 #include "harness/error.h"
 #include "harness/fill.h"
+#include "harness/peer.h"
+#include "harness/rows.h"
 #include "suites/sparse_flash_mla_suite.h"
 
 namespace gradkit::cli {
@@ -294,6 +296,26 @@ std::function<TensorDefaults(const CaseInfo&)> smlaDefaults(const std::string& k
     }
     return t;
   };
+}
+
+OpCall::Peer smlaTorchPeer(const SmlaSuiteCase& sc, const std::string& dtypeText, const std::string& script,
+                           const std::vector<std::string>& keys) {
+  OpCall::Peer peer;
+  peer.script = script;
+  for (const std::string& key : keys) {
+    if (sc.passed.count(key) != 0) peer.files.push_back({key, key});
+  }
+  peer.args = {"--dtype",         dtypeText,
+               "--layout-q",      sc.layoutQ,
+               "--layout-kv",     sc.layoutKv,
+               "--scale",         formatNumberAs("%.17g", sc.scale),
+               "--cmp-ratio",     std::to_string(sc.ratio),
+               "--ori-mask-mode", std::to_string(sc.oriMode),
+               "--cmp-mask-mode", std::to_string(sc.cmpMode),
+               "--ori-win-left",  std::to_string(sc.winLeft),
+               "--ori-win-right", std::to_string(sc.winRight)};
+  peer.torch = currentTorchPython() ? PeerTorch::Current : PeerTorch::Debian;
+  return peer;
 }
 
 aclTensor* smlaTensor(OpCase& c, const SmlaSuiteCase& sc, const std::string& key) {

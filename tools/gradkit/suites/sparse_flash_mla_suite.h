@@ -100,6 +100,13 @@ std::function<TensorDefaults(const CaseInfo&)> smlaDefaults(const std::string& k
 /** The tensor's aclTensor when the case passes it, else nullptr. */
 aclTensor* smlaTensor(OpCase& c, const SmlaSuiteCase& sc, const std::string& key);
 
+/**
+ * The torch peer tools/peers/`script` of a case: the case's attributes as its arguments and, of `keys`, the tensors
+ * the case passes as its .npy files (stem = key).
+ */
+OpCall::Peer smlaTorchPeer(const SmlaSuiteCase& sc, const std::string& dtypeText, const std::string& script,
+                           const std::vector<std::string>& keys);
+
 /** The logical problem of a case that is not a rejection: its rows, index lists and lengths (q / KV values apart). */
 struct SmlaSuiteProblem {
   golden::SmlaLayoutRows rows;

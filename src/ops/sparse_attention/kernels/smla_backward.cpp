@@ -1,10 +1,12 @@
 // The backward of sparse MLA attention: one task per chunk of query rows (smla_grad_kernel.h), its rows in order, all
 // N1 heads of a row at once. Per draw of up to kSmlaKeyTile keys of one part (ori or cmp; smla_keys.h), gathered once
-// (K = V):
-//   [S; dP] = [Q; dO] K^T, P = exp(S * scale - lse) (flash attention's backward rows)        (TileGemm)
-//   dS' = scale * P (dP - D) with D = rowsum(dO * O) replaces dP (row sums: flash attention's 8 stripes and tree); A =
-//   [P; dS'] (bf16 on the native path) dq += dS' K (TileGemm) dKV rows += A^T [dO; Q]  (= P^T dO + scale dS^T Q, one
-//   product over 2 N1)              (TileGemm)
+// (K = V; read in place when already bf16 operands in consecutive rows):
+//   [S; dP] = [Q; dO] K^T                                          (TileGemm, the keys packed once)
+//   P = exp(S * scale - lse)                                       (flash attention's backward rows)
+//   dS = P (dP - D), D = rowsum(dO * O)                            (row sums: flash attention's 8 stripes and tree)
+//   P and dS rounded to bf16 on the native path (upstream rounds them for its cube unit; the scale is applied after,
+//   in fp32, as upstream's post step does)
+//   dq += scale * dS K;  dKV rows += P^T dO + scale * dS^T Q      (TileGemm)
 // A dense draw's rows are consecutive, so its product accumulates straight into the chunk's accumulator; a listed
 // draw's product goes to a tile whose rows are then added to theirs in draw order (repeated keys add up). dSinks
 // takes -e^(sink - lse) sum_j P dP per row. Every sum runs in an order fixed by the rows and their keys: the bits
@@ -29,7 +31,7 @@ constexpr int64_t kTile = kSmlaKeyTile;
 
 /** One worker's buffers. */
 struct GradSlot {
-  void* qdo = nullptr;          // [3 n1][d] operands: q, dOut, q (rows 0..2n1 score, rows n1..3n1 the dKV product)
+  void* qdo = nullptr;          // [2 n1][d] operands: q's rows, then dOut's
   void* keys = nullptr;         // [kTile][d] operands
   float* s = nullptr;           // [n1][kTile] scores, then P; dp follows (one product makes both)
   float* dp = nullptr;          // [n1][kTile]
@@ -46,24 +48,29 @@ struct GradSlot {
 };
 
 /** [S; dP] = [Q; dO] K^T: both score tiles in one product of 2 N1 rows (the keys packed once). */
-GemmShape scoreShape(const SmlaProblem& p, int64_t keys) {
-  return {2 * p.n1, keys, p.d, false, true, p.d, p.d, kTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
+GemmShape scoreShape(const SmlaProblem& p, int64_t keys, int64_t keysLd) {
+  return {2 * p.n1, keys, p.d, false, true, p.d, keysLd, kTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
 }
 
-GemmShape dqShape(const SmlaProblem& p, int64_t keys) {
-  return {p.n1, p.d, keys, false, false, kTile, p.d, p.d, smlaProductType(p), 1.0f, 1.0f, p.tileSums};
+/** keysLd: elements between key rows (d for the gathered tile; the KV tensor's row stride when read in place). */
+/** dq += scale * dS K (keysLd: elements between key rows: d when gathered, the KV row stride when read in place). */
+GemmShape dqShape(const SmlaProblem& p, int64_t keys, int64_t keysLd) {
+  return {p.n1, p.d, keys, false, false, kTile, keysLd, p.d, smlaProductType(p), p.scale, 1.0f, p.tileSums};
 }
 
-GemmShape dkvShape(const SmlaProblem& p, int64_t keys, float beta) {
-  return {keys, p.d, 2 * p.n1, true, false, kTile, p.d, p.d, smlaProductType(p), 1.0f, beta, p.tileSums};
+/** The keys' gradient rows = alpha * X^T Y + beta * C with X = P or dS ([n1][keys]) and Y = dO or Q ([n1][d]). */
+GemmShape dkvShape(const SmlaProblem& p, int64_t keys, float alpha, float beta) {
+  return {keys, p.d, p.n1, true, false, kTile, p.d, p.d, smlaProductType(p), alpha, beta, p.tileSums};
 }
 
 size_t gemmScratchBytes(const SmlaProblem& p) {
   size_t bytes = 0;
   for (int64_t keys = 1; keys <= kTile; ++keys) {
-    bytes =
-        std::max({bytes, TileGemm(scoreShape(p, keys)).scratchBytes(), TileGemm(dqShape(p, keys)).scratchBytes(),
-                  TileGemm(dkvShape(p, keys, 0.0f)).scratchBytes(), TileGemm(dkvShape(p, keys, 1.0f)).scratchBytes()});
+    // The scratch holds packed operands: it depends on the sizes, not on the leading dims.
+    bytes = std::max({bytes, TileGemm(scoreShape(p, keys, p.d)).scratchBytes(),
+                      TileGemm(dqShape(p, keys, p.d)).scratchBytes(),
+                      TileGemm(dkvShape(p, keys, 1.0f, 0.0f)).scratchBytes(),
+                      TileGemm(dkvShape(p, keys, p.scale, 1.0f)).scratchBytes()});
   }
   return bytes;
 }
@@ -71,7 +78,7 @@ size_t gemmScratchBytes(const SmlaProblem& p) {
 GradSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   const int64_t bytes = smlaOperandBytes(smlaProductType(p));
   GradSlot slot;
-  slot.qdo = arena.take<char>(3 * p.n1 * p.d * bytes);
+  slot.qdo = arena.take<char>(2 * p.n1 * p.d * bytes);
   slot.keys = arena.take<char>(kTile * p.d * bytes);
   slot.s = arena.take<float>(2 * p.n1 * kTile);
   slot.dp = slot.s + p.n1 * kTile;
@@ -109,8 +116,7 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
   auto* operands = static_cast<char*>(slot.qdo);
   smlaLoadOperands(p.ioType, type, q, rowElements, operands);
   smlaLoadOperands(p.ioType, type, dOut, rowElements, operands + rowElements * bytes);
-  std::memcpy(operands + 2 * rowElements * bytes, operands, static_cast<size_t>(rowElements * bytes));
-  const void* dkvB = operands + rowElements * bytes;  // [dO; Q]
+  const void* dOutOperands = operands + rowElements * bytes;
   for (int64_t n = 0; n < p.n1; ++n) {
     float part[kFaStripes] = {};
     for (int64_t e = 0; e < p.d; ++e) {
@@ -136,10 +142,15 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
   for (int64_t keys = cursor.nextOfOnePart(slot.rows, kTile, trace); keys > 0;
        keys = cursor.nextOfOnePart(slot.rows, kTile, trace)) {
     seen += keys;
-    for (int64_t r = 0; r < keys; ++r) {
+    // The keys as product operands: read in place when they are consecutive rows already of the operand type (bf16
+    // on the native path), else gathered (and widened) into the tile.
+    const bool inPlace = trace.rowStride > 0 && type == ACL_BF16;
+    const void* keyOperands = inPlace ? slot.rows[0] : slot.keys;
+    const int64_t keysLd = inPlace ? trace.rowStride : p.d;
+    for (int64_t r = 0; r < keys && !inPlace; ++r) {
       smlaLoadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keys) + r * p.d * bytes);
     }
-    table.gemm(scoreShape(p, keys), slot.qdo, slot.keys, slot.s, slot.gemmScratch);
+    table.gemm(scoreShape(p, keys, keysLd), slot.qdo, keyOperands, slot.s, slot.gemmScratch);
     table.backwardRows(FaBackwardRows{slot.s, kTile, p.n1, keys, p.scale, lse, slot.ones});
     for (int64_t n = 0; n < p.n1; ++n) {
       const float* pr = slot.s + n * kTile;
@@ -148,7 +159,7 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
       for (int64_t j = 0; j < keys; ++j) part[j % kFaStripes] += pr[j] * dpr[j];
       slot.pdp[n] += faReduceSum(part);
       const float d = slot.dRow[n];
-      for (int64_t j = 0; j < keys; ++j) dpr[j] = faFlushSubnormal(p.scale * (pr[j] * (dpr[j] - d)));
+      for (int64_t j = 0; j < keys; ++j) dpr[j] = faFlushSubnormal(pr[j] * (dpr[j] - d));
     }
     if (slot.a16 != nullptr) faRoundRowsToBf16(slot.s, kTile, 2 * p.n1, keys, slot.a16, kTile);
     float* l1 = trace.cmp ? cmpL1 : oriL1;
@@ -159,17 +170,19 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
         l1[slot.slots[j]] = sum / static_cast<float>(p.n1);
       }
     }
-    table.gemm(dqShape(p, keys), dsOperands, slot.keys, slot.dq, slot.gemmScratch);
+    table.gemm(dqShape(p, keys, keysLd), dsOperands, keyOperands, slot.dq, slot.gemmScratch);
     float* part = trace.cmp ? acc.cmp : acc.ori;
     if (part == nullptr) continue;
     const int64_t row0 = (trace.cmp ? sched.cmpRow0 : sched.oriRow0)[static_cast<size_t>(b)];
     const int64_t lo = trace.cmp ? acc.cmpLo : acc.oriLo;
     if (trace.dense) {
       float* c = part + (row0 + slot.keyRows[0] - lo) * p.d;
-      table.gemm(dkvShape(p, keys, 1.0f), aOperands, dkvB, c, slot.gemmScratch);
+      table.gemm(dkvShape(p, keys, 1.0f, 1.0f), aOperands, dOutOperands, c, slot.gemmScratch);
+      table.gemm(dkvShape(p, keys, p.scale, 1.0f), dsOperands, operands, c, slot.gemmScratch);
       continue;
     }
-    table.gemm(dkvShape(p, keys, 0.0f), aOperands, dkvB, slot.tile, slot.gemmScratch);
+    table.gemm(dkvShape(p, keys, 1.0f, 0.0f), aOperands, dOutOperands, slot.tile, slot.gemmScratch);
+    table.gemm(dkvShape(p, keys, p.scale, 1.0f), dsOperands, operands, slot.tile, slot.gemmScratch);
     for (int64_t r = 0; r < keys; ++r) {
       float* dst = part + (row0 + slot.keyRows[r] - lo) * p.d;
       const float* src = slot.tile + r * p.d;

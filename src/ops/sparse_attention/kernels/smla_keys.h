@@ -3,6 +3,7 @@
 // code: the same keys in the same order for every kernel table and thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/sparse_attention/kernels/smla_kernel.h"
@@ -63,6 +64,7 @@ struct SmlaKeyPart {
 struct SmlaKeyTrace {
   bool cmp = false;          // out: the keys are cmp_kv rows (else ori_kv rows)
   bool dense = false;        // out: the keys are the consecutive rows keys[0], keys[0] + 1, ...
+  int64_t rowStride = 0;     // out: dense and not paged: elements from one key's address to the next's (else 0)
   int64_t* keys = nullptr;   // [max] in: where each key's row in its batch goes
   int32_t* slots = nullptr;  // [max] in: where each key's list entry goes (-1: dense)
 };
@@ -86,8 +88,9 @@ class SmlaKeyCursor {
       if (p.cmpIndices.data != nullptr) {
         const SmlaIndexList& l = p.cmpIndices;
         cmp_.list = l.data + token * l.rowStride;
-        const int64_t limit =
-            p.cmpMaskMode == kSmlaMaskNone ? (l.lengths != nullptr ? l.lengths[token * l.lengthStride] : l.k) : visible;
+        // mode 0: the row's top-k length (or K); mode 3: the visible count, and the top-k length when given
+        int64_t limit = p.cmpMaskMode == kSmlaMaskNone ? l.k : visible;
+        if (l.lengths != nullptr) limit = std::min<int64_t>(limit, l.lengths[token * l.lengthStride]);
         cmp_.listCount = smlaIndicesRead(l.k, limit);
       }
     } else {
@@ -109,10 +112,12 @@ class SmlaKeyCursor {
     int64_t n = ori_.draw(rows, max, trace.keys, trace.slots);
     trace.cmp = false;
     trace.dense = ori_.list == nullptr;
+    trace.rowStride = trace.dense && ori_.source->blockSize == 0 ? ori_.source->rowStride : 0;
     if (n == 0) {
       n = cmp_.draw(rows, max, trace.keys, trace.slots);
       trace.cmp = true;
       trace.dense = cmp_.list == nullptr;
+      trace.rowStride = trace.dense && cmp_.source->blockSize == 0 ? cmp_.source->rowStride : 0;
     }
     return n;
   }
