@@ -140,6 +140,10 @@ def sparse_flash_mla_metadata(cu_seqlens_q: Any, cu_seqlens_ori_kv: Any, cu_seql
     """aclnnSparseFlashMlaMetadata into metadata (INT32 [1024])."""
 
 
+def sparse_flash_mla_softmax_l1_norm(q: Any, k: Any, softmax_lse: Any, sparse_indices: Any, cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, topk_length: Any, metadata: Any, softmax_scale: float, max_seqlen_k: int, cmp_ratio: int, mask_mode: int, layout_q: Optional[str], layout_k: Optional[str], softmax_l1_norm: Any) -> None:
+    """aclnnSparseFlashMlaSoftmaxL1Norm into softmax_l1_norm (None for optional tensors and layouts)."""
+
+
 def sparse_flash_mla_softmax_l1_norm_metadata(cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, topk_length: Any, batch_size: int, max_seqlen_q: int, max_seqlen_k: int, num_heads_q: int, num_heads_k: int, head_dim: int, topk: int, cmp_ratio: int, mask_mode: int, layout_q: str, layout_k: str, metadata: Any) -> None:
     """aclnnSparseFlashMlaSoftmaxL1NormMetadata into metadata (INT32 [64]; Ascend950 only)."""
 

@@ -34,6 +34,9 @@ void bindSparseFlashMla(pybind11::module_& module);
 /** sparse_flash_mla_grad (aclnnSparseFlashMlaGrad). */
 void bindSparseFlashMlaGrad(pybind11::module_& module);
 
+/** sparse_flash_mla_softmax_l1_norm (aclnnSparseFlashMlaSoftmaxL1Norm). */
+void bindSparseFlashMlaSoftmaxL1Norm(pybind11::module_& module);
+
 /** lightning_indexer_v2 (+ _metadata), sparse_lightning_indexer_kl_loss_grad (+ _metadata). */
 void bindLightningIndexer(pybind11::module_& module);
 

@@ -39,6 +39,7 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindFlashAttention(module);
   gradkit::python::bindSparseFlashMla(module);
   gradkit::python::bindSparseFlashMlaGrad(module);
+  gradkit::python::bindSparseFlashMlaSoftmaxL1Norm(module);
   gradkit::python::bindLightningIndexer(module);
   gradkit::python::bindShapeModels(module);
 }
