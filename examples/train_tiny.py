@@ -31,6 +31,14 @@ Attention (--attention):
                blocks complete at t (row j pools positions up to 4j + 3, so it is visible from t = 4j + 3 on:
                causal at block granularity) and to its own token's key and value (so that no query is left with
                nothing to attend to). The compressor's weights are float32 parameters cast to bfloat16 per step.
+  csa          DeepSeek-V4's compressed sparse attention (gradkit.nn.CompressedSparseAttention, mode "csa"): the
+               block input is lifted to H = 1024; 1 head of D = 512 attends, with a sink, over a 128-row causal window
+               of the original KV and over the top-2 of the C4A compressor's rows (cmp_ratio 4) that the lightning
+               indexer (C4Li keys, 4 heads) picks; the indexer's KL loss against the attention's head-averaged
+               softmax (detached) is added to the cross entropy with weight INDEXER_LOSS_WEIGHT / tokens. The
+               reference variants run the same module with reference=torch.float32 / float64.
+  hca          the same layer in mode "hca": every complete compressed row (no indexer), the compressor C128A-like
+               (coff 1) with cmp_ratio 8 instead of 128 so that SEQ = 16 tokens give compressed rows.
   flash        causal multi-head attention (FLASH_HEADS = 4 heads of D = 16, BSH layout, sparse_mode 3 with the
                [2048, 2048] causal template) through gradkit.flash_attention (aclnnFlashAttentionScoreV2 +
                aclnnFlashAttentionScoreGradV2, fp32); the reference runs gradkit.reference.flash_attention (the same
@@ -67,6 +75,11 @@ DROPOUT = 0.1
 CMP_HIDDEN, CMP_DIM, CMP_COFF, CMP_RATIO = 1024, 128, 2, 4
 # --attention flash: the heads DIM is split into.
 FLASH_HEADS = 4
+# --attention csa / hca: the layer's hidden size (the compressor's smallest), heads, top-k and the HCA ratio (scaled
+# down from 128); the weight of the indexer's KL loss (a sum over tokens) per token; the default global batch (half
+# of the other modes': the layer's 1024-wide fp32 projections dominate the step, on Debian's torch at about
+# 2 GFLOP/s).
+SPARSE_HIDDEN, SPARSE_HEADS, SPARSE_TOPK, HCA_RATIO, INDEXER_LOSS_WEIGHT, SPARSE_BATCH = 1024, 1, 2, 8, 0.1, 4
 
 
 class Ops:
@@ -123,6 +136,23 @@ class Ops:
             return gradkit.compressor(x, wkv, wgate, ape, CMP_RATIO, coff=CMP_COFF)
         compute = torch.float64 if self.name == "reference64" else torch.float32
         return reference.compressor(x, wkv, wgate, ape, CMP_RATIO, coff=CMP_COFF, compute=compute)
+
+
+class SparseAttentionBlock(torch.nn.Module):
+    """--attention csa / hca: h lifted to SPARSE_HIDDEN, gradkit.nn.CompressedSparseAttention (reference mode for the
+    reference variants), back to DIM. forward returns (output, the indexer's KL loss or None)."""
+
+    def __init__(self, generator, linear, mode, variant):
+        super().__init__()
+        compute = {"gradkit": None, "reference": torch.float32, "reference64": torch.float64}[variant]
+        self.lift, self.down = linear(DIM, SPARSE_HIDDEN), linear(SPARSE_HIDDEN, DIM)
+        self.attention = gradkit.nn.CompressedSparseAttention(
+            SPARSE_HIDDEN, SPARSE_HEADS, mode=mode, topk=SPARSE_TOPK, cmp_ratio=None if mode == "csa" else HCA_RATIO,
+            reference=compute, generator=generator)
+
+    def forward(self, h):
+        y, indexer_loss = self.attention(self.lift(h))
+        return self.down(y), indexer_loss
 
 
 def keep_mask(shape, seed, offset):
@@ -212,6 +242,9 @@ class TinyDecoder(torch.nn.Module):
         self.head = linear(DIM, VOCAB)
         if attention == "compressor":  # drawn last: the other parameters are those of --attention torch
             self.compressed = CompressedAttention(generator, linear)
+        if attention in ("csa", "hca"):
+            self.sparse = SparseAttentionBlock(generator, linear, attention, variant)
+        self.indexer_loss = None  # the last forward's (--attention csa)
 
     def sub_block(self, ops, mhc, streams, body):
         if self.residual == "mhc":
@@ -231,6 +264,8 @@ class TinyDecoder(torch.nn.Module):
         def attention(h):
             if ops.attention_kind == "compressor":
                 out = self.o(self.compressed(ops, self.q(h), self.k(h), self.v(h), h))
+            elif ops.attention_kind in ("csa", "hca"):
+                out, self.indexer_loss = self.sparse(h)
             else:
                 out = self.o(ops.attention(self.q(h), self.k(h), self.v(h)))
             return ops.dropout(out, 2 * step, first_sample)
@@ -256,7 +291,11 @@ def batch(step, size):
 def step_loss(model, tokens, ops, step, first_sample):
     logits = model(tokens, ops, step, first_sample)
     # Predict token t+1 from the tokens up to t, from the second position on (one token does not tell the stride).
-    return F.cross_entropy(logits[:, 1:-1].reshape(-1, VOCAB), tokens[:, 2:].reshape(-1))
+    loss = F.cross_entropy(logits[:, 1:-1].reshape(-1, VOCAB), tokens[:, 2:].reshape(-1))
+    indexer_loss = getattr(model, "module", model).indexer_loss
+    if indexer_loss is not None:  # --attention csa: the indexer learns from its KL loss, per token
+        loss = loss + INDEXER_LOSS_WEIGHT * indexer_loss / tokens.numel()
+    return loss
 
 
 def train(variant, args, rank=0, world_size=1, first_gradients=None):
@@ -275,7 +314,8 @@ def train(variant, args, rank=0, world_size=1, first_gradients=None):
         optimizer.zero_grad()
         loss.backward()  # DDP averages the gradients over the ranks: the global-batch mean loss's gradient
         if step == 0 and first_gradients is not None:
-            first_gradients.update({name: p.grad.clone() for name, p in model.named_parameters()})
+            first_gradients.update({name: p.grad.clone() for name, p in model.named_parameters()
+                                    if p.grad is not None})  # --attention csa / hca: q, k, v, o take no part
         optimizer.step()
         value = loss.detach().clone()
         if world_size > 1:
@@ -323,11 +363,12 @@ def free_port():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--batch", type=int, default=8, help="global batch (split over --world-size)")
+    parser.add_argument("--batch", type=int, help="global batch (split over --world-size; default 8, 4 for "
+                        "--attention csa / hca)")
     parser.add_argument("--lr", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--world-size", type=int, default=1)
-    parser.add_argument("--attention", choices=["torch", "flash", "compressor"], default="torch")
+    parser.add_argument("--attention", choices=["torch", "flash", "compressor", "csa", "hca"], default="torch")
     parser.add_argument("--residual", choices=["hc", "mhc"], default="hc",
                         help="mhc: every sub-block wrapped in gradkit.nn.HyperConnection (the whole mHC layer)")
     parser.add_argument("--variants", nargs="+", choices=["gradkit", "reference", "reference64"],
@@ -337,6 +378,8 @@ def main():
     parser.add_argument("--plot", metavar="FILE")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
+    if args.batch is None:  # csa / hca: a 1024-wide layer, whose fp32 matmuls dominate on a generic BLAS
+        args.batch = SPARSE_BATCH if args.attention in ("csa", "hca") else 8
     if args.batch % args.world_size:
         parser.error("--batch must be a multiple of --world-size")
     if args.plot and importlib.util.find_spec("matplotlib") is None:  # before training, not after the last step

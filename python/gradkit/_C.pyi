@@ -56,6 +56,14 @@ def flash_attention_score_grad(query: Any, key: Any, value: Any, dy: Any, pse: A
     """The flash attention backward into dq, dk, dv (dpse: None, or a buffer the operator leaves as it is); philox draws the mask from (seed, offset), and d_scale_* (FP8 query, key, value, dy; out_dtype 0: float16, 1: bfloat16 outputs) select aclnnFlashAttentionScoreGradV4. Returns the entry point's name."""
 
 
+def lightning_indexer_v2(q: Any, k: Any, w: Any, cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, block_table: Any, output_idx_offset: Any, metadata: Any, topk: int, max_seqlen_q: int, layout_q: str, layout_k: str, mask_mode: int, cmp_ratio: int, return_value: int, sparse_indices: Any, sparse_values: Any) -> None:
+    """aclnnLightningIndexerV2 into sparse_indices and (return_value 1) sparse_values (None for optional tensors)."""
+
+
+def lightning_indexer_v2_metadata(cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, num_heads_q: int, num_heads_k: int, head_dim: int, topk: int, batch_size: int, max_seqlen_q: int, max_seqlen_k: int, layout_q: Optional[str], layout_k: Optional[str], mask_mode: int, cmp_ratio: int, metadata: Any) -> None:
+    """aclnnLightningIndexerV2Metadata into metadata (INT32 [1024])."""
+
+
 def mhc_post(x: Any, h_res: Any, h_out: Any, h_post: Any, out: Any) -> None:
     """aclnnMhcPost into out (h_res None: a plain residual, Ascend950 profile only)."""
 
@@ -114,6 +122,38 @@ def set_num_threads(threads: int) -> None:
 
 def set_soc(name: str) -> None:
     """gradkitSetSoc: the emulated SoC, before the first operator call."""
+
+
+def sparse_flash_mla(q: Any, ori_kv: Any, cmp_kv: Any, ori_sparse_indices: Any, cmp_sparse_indices: Any, ori_block_table: Any, cmp_block_table: Any, cu_seqlens_q: Any, cu_seqlens_ori_kv: Any, cu_seqlens_cmp_kv: Any, seqused_q: Any, seqused_ori_kv: Any, seqused_cmp_kv: Any, cmp_residual_kv: Any, ori_topk_length: Any, cmp_topk_length: Any, sinks: Any, metadata: Any, softmax_scale: float, cmp_ratio: int, ori_mask_mode: int, cmp_mask_mode: int, ori_win_left: int, ori_win_right: int, layout_q: Optional[str], layout_kv: Optional[str], topk_value_mode: int, return_softmax_lse: bool, attn_out: Any, softmax_lse: Any) -> None:
+    """aclnnSparseFlashMla into attn_out and, with return_softmax_lse, softmax_lse (None for optional tensors and layouts)."""
+
+
+def sparse_flash_mla_grad(query: Any, d_out: Any, out: Any, lse: Any, ori_kv: Any, cmp_kv: Any, ori_sparse_indices: Any, cmp_sparse_indices: Any, cu_seqlens_q: Any, cu_seqlens_ori_kv: Any, cu_seqlens_cmp_kv: Any, seqused_q: Any, seqused_ori_kv: Any, seqused_cmp_kv: Any, cmp_residual_kv: Any, ori_topk_length: Any, cmp_topk_length: Any, sinks: Any, metadata: Any, scale_value: float, cmp_ratio: int, ori_mask_mode: int, cmp_mask_mode: int, ori_win_left: int, ori_win_right: int, layout_q: Optional[str], layout_kv: Optional[str], d_query: Any, d_ori_kv: Any, d_cmp_kv: Any, d_sinks: Any, ori_softmax_l1_norm: Any, cmp_softmax_l1_norm: Any) -> None:
+    """aclnnSparseFlashMlaGrad into d_query and the given optional gradients and softmax L1 norms (None for optional tensors and layouts)."""
+
+
+def sparse_flash_mla_grad_metadata(cu_seqlens_q: Any, cu_seqlens_ori_kv: Any, cu_seqlens_cmp_kv: Any, seqused_q: Any, seqused_ori_kv: Any, seqused_cmp_kv: Any, cmp_residual_kv: Any, ori_topk_length: Any, cmp_topk_length: Any, num_heads_q: int, num_heads_kv: int, head_dim: int, batch_size: int, max_seqlen_q: int, max_seqlen_ori_kv: int, max_seqlen_cmp_kv: int, ori_topk: int, cmp_topk: int, cmp_ratio: int, ori_mask_mode: int, cmp_mask_mode: int, ori_win_left: int, ori_win_right: int, layout_q: Optional[str], layout_kv: Optional[str], has_ori_kv: bool, has_cmp_kv: bool, metadata: Any) -> None:
+    """aclnnSparseFlashMlaGradMetadata into metadata words 0..6 (INT32 [1024]; Ascend950 only)."""
+
+
+def sparse_flash_mla_metadata(cu_seqlens_q: Any, cu_seqlens_ori_kv: Any, cu_seqlens_cmp_kv: Any, seqused_q: Any, seqused_ori_kv: Any, seqused_cmp_kv: Any, cmp_residual_kv: Any, ori_topk_length: Any, cmp_topk_length: Any, num_heads_q: int, num_heads_kv: int, head_dim: int, batch_size: int, max_seqlen_q: int, max_seqlen_ori_kv: int, max_seqlen_cmp_kv: int, ori_topk: int, cmp_topk: int, cmp_ratio: int, ori_mask_mode: int, cmp_mask_mode: int, ori_win_left: int, ori_win_right: int, layout_q: Optional[str], layout_kv: Optional[str], has_ori_kv: bool, has_cmp_kv: bool, metadata: Any) -> None:
+    """aclnnSparseFlashMlaMetadata into metadata (INT32 [1024])."""
+
+
+def sparse_flash_mla_softmax_l1_norm(q: Any, k: Any, softmax_lse: Any, sparse_indices: Any, cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, topk_length: Any, metadata: Any, softmax_scale: float, max_seqlen_k: int, cmp_ratio: int, mask_mode: int, layout_q: Optional[str], layout_k: Optional[str], softmax_l1_norm: Any) -> None:
+    """aclnnSparseFlashMlaSoftmaxL1Norm into softmax_l1_norm (None for optional tensors and layouts)."""
+
+
+def sparse_flash_mla_softmax_l1_norm_metadata(cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, topk_length: Any, batch_size: int, max_seqlen_q: int, max_seqlen_k: int, num_heads_q: int, num_heads_k: int, head_dim: int, topk: int, cmp_ratio: int, mask_mode: int, layout_q: str, layout_k: str, metadata: Any) -> None:
+    """aclnnSparseFlashMlaSoftmaxL1NormMetadata into metadata (INT32 [64]; Ascend950 only)."""
+
+
+def sparse_lightning_indexer_kl_loss_grad(q: Any, k: Any, w: Any, sparse_indices: Any, attn_softmax_l1_norm: Any, cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, metadata: Any, layout_q: str, layout_k: str, mask_mode: int, cmp_ratio: int, dq: Any, dk: Any, dw: Any, softmax_out: Any) -> None:
+    """aclnnSparseLightningIndexerKLLossGrad into dq, dk, dw and softmax_out (None for optional tensors)."""
+
+
+def sparse_lightning_indexer_kl_loss_grad_metadata(cu_seqlens_q: Any, cu_seqlens_k: Any, seqused_q: Any, seqused_k: Any, cmp_residual_k: Any, batch_size: int, max_seqlen_q: int, max_seqlen_k: int, num_heads_q: int, num_heads_k: int, head_dim: int, topk: int, layout_q: Optional[str], layout_k: Optional[str], mask_mode: int, cmp_ratio: int, metadata: Any) -> None:
+    """aclnnSparseLightningIndexerKLLossGradMetadata into metadata (INT32 [64])."""
 
 
 def threshold_backward(grad_output: Any, self: Any, threshold: Any, out: Any) -> None:

@@ -175,3 +175,13 @@ def block_attention_residuals_backward(block_attention_residuals_grad_op):
         return grad_partial, grad_block_res, grad_proj.reshape(proj_weight.shape), grad_norm, None, None, None
 
     return backward
+
+
+def indexer_kl_loss(target, softmax_out):
+    """The lightning indexer's KL loss from aclnnSparseLightningIndexerKLLossGrad's softmax_out y and the target p:
+    sum p log(p / y) over the slots where both are positive, in fp64, as a float32 scalar."""
+    p, y = target.double(), softmax_out.double()
+    used = (p > 0) & (y > 0)
+    terms = torch.where(used, p * (torch.log(torch.where(used, p, torch.ones_like(p))) -
+                                   torch.log(torch.where(used, y, torch.ones_like(y)))), torch.zeros_like(p))
+    return terms.sum().float()

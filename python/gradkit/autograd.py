@@ -16,7 +16,8 @@ from torch.autograd.function import once_differentiable
 from . import _arrays, _backward, library, ops
 
 __all__ = ["relu", "dropout", "mhc_pre", "mhc_post", "mhc_sinkhorn", "mhc_pre_sinkhorn", "block_attention_residuals",
-           "compressor", "flash_attention"]
+           "compressor", "flash_attention", "sparse_flash_mla", "lightning_indexer", "lightning_indexer_kl_loss",
+           "sparse_flash_mla_softmax_l1_norm"]
 
 
 # torch >= 2.0 separates forward from setup_context, which torch.func (grad, vjp, jacrev) needs; 1.13 has only
@@ -466,3 +467,8 @@ def flash_attention_causal_mask():
 
 
 _attach(flash_attention, FlashAttentionFunction, ops.flash_attention_score, ops.flash_attention_score_grad)
+
+
+# DeepSeek-V4's sparse attention (its own module; gradkit.autograd is its public namespace).
+from ._autograd_sparse import (lightning_indexer, lightning_indexer_kl_loss, sparse_flash_mla,  # noqa: E402,F401
+                               sparse_flash_mla_softmax_l1_norm)

@@ -443,3 +443,6 @@ if AVAILABLE:
         return tuple(grads) + (None,) * 6
 
     compressor.register_autograd(_compressor_backward, setup_context=_compressor_setup_context)
+
+if AVAILABLE:  # DeepSeek-V4's sparse attention: sparse_flash_mla (+ _grad), lightning_indexer, its KL loss, the L1 norm
+    from . import _library_sparse  # noqa: E402,F401

@@ -13,6 +13,13 @@ from ._ops_mhc import (BlockAttentionResidualsGrads, BlockAttentionResidualsResu
                        block_attention_residuals_saved_shape, mhc_post, mhc_post_backward, mhc_pre,
                        mhc_pre_backward, mhc_pre_sinkhorn, mhc_pre_sinkhorn_backward, mhc_pre_sinkhorn_shapes,
                        mhc_sinkhorn, mhc_sinkhorn_backward, mhc_sinkhorn_saved_sizes)
+# The sparse attention operators (DeepSeek-V4 CSA / HCA) likewise.
+from ._ops_sparse import (IndexerKLLossGrads, LightningIndexerResult, SparseFlashMlaGrads,  # noqa: F401
+                          SparseFlashMlaResult, indexer_output_shape, lightning_indexer_v2,
+                          lightning_indexer_v2_metadata, smla_lse_shape, softmax_l1_norm_shape, sparse_flash_mla,
+                          sparse_flash_mla_grad, sparse_flash_mla_grad_metadata, sparse_flash_mla_metadata,
+                          sparse_flash_mla_softmax_l1_norm, sparse_flash_mla_softmax_l1_norm_metadata,
+                          sparse_lightning_indexer_kl_loss_grad, sparse_lightning_indexer_kl_loss_grad_metadata)
 
 # DropoutPath / DropoutBackwardPath values of include/gradkit/native_dropout.h, by name.
 DROPOUT_PATHS = {0: "rejected", 1: "empty", 2: "identity", 3: "zeros", 4: "v3", 5: "genmask+domask"}

@@ -492,3 +492,9 @@ def flash_attention_fp8(q, k, v, dy, d_scale_q, d_scale_k, d_scale_v, d_scale_dy
     dv = dv.reshape(b, n2, g, s2, -1).sum(2)
     result.update(dq=dq * scale, dk=dk, dv=dv)
     return result
+
+
+# The sparse attention references (DeepSeek-V4 CSA / HCA) live in their own module; gradkit.reference is their public
+# namespace.
+from ._reference_sparse import (indexer_scores, lightning_indexer, lightning_indexer_kl_loss,  # noqa: E402,F401
+                                sparse_flash_mla, sparse_flash_mla_softmax_l1_norm)

@@ -27,6 +27,19 @@ void bindBlockAttentionResiduals(pybind11::module_& module);
 /** compressor (aclnnCompressor, state cache in place), compressor_grad (aclnnCompressorGrad). */
 void bindCompressor(pybind11::module_& module);
 
+/** sparse_flash_mla (aclnnSparseFlashMla) and the family's metadata operators: sparse_flash_mla_metadata,
+ * sparse_flash_mla_grad_metadata, sparse_flash_mla_softmax_l1_norm_metadata. */
+void bindSparseFlashMla(pybind11::module_& module);
+
+/** sparse_flash_mla_grad (aclnnSparseFlashMlaGrad). */
+void bindSparseFlashMlaGrad(pybind11::module_& module);
+
+/** sparse_flash_mla_softmax_l1_norm (aclnnSparseFlashMlaSoftmaxL1Norm). */
+void bindSparseFlashMlaSoftmaxL1Norm(pybind11::module_& module);
+
+/** lightning_indexer_v2 (+ _metadata), sparse_lightning_indexer_kl_loss_grad (+ _metadata). */
+void bindLightningIndexer(pybind11::module_& module);
+
 /** flash_attention_score (aclnnFlashAttentionScoreV2 / V4, VarLenScoreV2 / V4), flash_attention_score_grad (GradV2 /
  * V4, UnpaddingScoreGradV2 / V4): the entry point chosen by the arguments. */
 void bindFlashAttention(pybind11::module_& module);

@@ -37,5 +37,9 @@ PYBIND11_MODULE(_C, module) {
   gradkit::python::bindBlockAttentionResiduals(module);
   gradkit::python::bindCompressor(module);
   gradkit::python::bindFlashAttention(module);
+  gradkit::python::bindSparseFlashMla(module);
+  gradkit::python::bindSparseFlashMlaGrad(module);
+  gradkit::python::bindSparseFlashMlaSoftmaxL1Norm(module);
+  gradkit::python::bindLightningIndexer(module);
   gradkit::python::bindShapeModels(module);
 }
