@@ -398,9 +398,10 @@ def main():
             with open(path) as f:
                 curves = json.load(f)
 
-    print(f"step  gradkit    reference  (world size {args.world_size}, global batch {args.batch})")
-    for step, (ours, theirs) in enumerate(zip(curves["gradkit"], curves["reference"])):
-        print(f"{step:4d}  {ours:.6f}  {theirs:.6f}")
+    ran = list(args.variants)  # the variants asked for, in their order (any one may run alone)
+    print("step  " + "  ".join(f"{v:<11}" for v in ran) + f"(world size {args.world_size}, global batch {args.batch})")
+    for step, losses in enumerate(zip(*(curves[v] for v in ran))):
+        print(f"{step:4d}  " + "  ".join(f"{loss:.6f}   " for loss in losses))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(curves, f)
@@ -411,8 +412,10 @@ def main():
         import matplotlib.pyplot as plt
 
         figure, axes = plt.subplots(figsize=(6, 4))
-        axes.plot(curves["gradkit"], label="gradkit operators")
-        axes.plot(curves["reference"], "--", label="pure-torch reference")
+        labels = {"gradkit": "gradkit operators", "reference": "pure-torch reference",
+                  "reference64": "pure-torch reference, mHC in fp64"}
+        for variant in ran:
+            axes.plot(curves[variant], "-" if variant == "gradkit" else "--", label=labels[variant])
         axes.set_xlabel("step")
         axes.set_ylabel("cross entropy")
         axes.set_title(f"train_tiny (--residual {args.residual}, --attention {args.attention}, "

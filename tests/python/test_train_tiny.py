@@ -240,3 +240,14 @@ def test_compressed_sparse_attention_trains_and_agrees_with_the_reference(tmp_pa
     assert any(name.startswith("sparse.attention.") for name in curves["step0_gradients"]["gradkit"])
     if mode == "csa":
         assert "sparse.attention.index_wq" in curves["step0_gradients"]["gradkit"]  # the KL loss reached the indexer
+
+
+def test_one_variant_alone_prints_its_curve(tmp_path):
+    """Any variant may run alone: the printout and the curves hold just it (it once assumed a reference run)."""
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    result = subprocess.run([sys.executable, SCRIPT, "--variants", "gradkit", "--steps", "3"], check=True, env=env,
+                            capture_output=True, text=True, timeout=600)
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].split()[:2] == ["step", "gradkit"] and "reference" not in lines[0], lines[0]
+    assert [line.split()[0] for line in lines[1:]] == ["0", "1", "2"], lines
+    assert all(float(line.split()[1]) > 0 for line in lines[1:]), lines
