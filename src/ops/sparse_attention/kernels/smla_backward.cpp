@@ -95,6 +95,31 @@ GradSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   return slot;
 }
 
+/**
+ * sum_j x_j y_j in flash attention's row-sum order: stripe k takes the elements j = k mod 8 in order, then the tree
+ * (faReduceSum). Written in blocks of 8 so that the compiler keeps the stripes in registers (same bits as j % 8).
+ */
+float stripedDot(const float* x, const float* y, int64_t count) {
+  float part[kFaStripes] = {};
+  int64_t j = 0;
+  for (; j + kFaStripes <= count; j += kFaStripes) {
+    for (int k = 0; k < kFaStripes; ++k) part[k] += x[j + k] * y[j + k];
+  }
+  for (int k = 0; j < count; ++j, ++k) part[k] += x[j] * y[j];
+  return faReduceSum(part);
+}
+
+/** The same over two io rows widened exactly (D = rowsum(dO * O)). */
+float stripedDot(aclDataType ioType, const uint16_t* x, const uint16_t* y, int64_t count) {
+  float part[kFaStripes] = {};
+  int64_t j = 0;
+  for (; j + kFaStripes <= count; j += kFaStripes) {
+    for (int k = 0; k < kFaStripes; ++k) part[k] += smlaIoToFloat(ioType, x[j + k]) * smlaIoToFloat(ioType, y[j + k]);
+  }
+  for (int k = 0; j < count; ++j, ++k) part[k] += smlaIoToFloat(ioType, x[j]) * smlaIoToFloat(ioType, y[j]);
+  return faReduceSum(part);
+}
+
 /** A chunk's accumulators as one row's draws address them. */
 struct ChunkAccumulators {
   float* ori = nullptr;  // row g at ori + (g - oriLo) * d
@@ -118,11 +143,7 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
   smlaLoadOperands(p.ioType, type, dOut, rowElements, operands + rowElements * bytes);
   const void* dOutOperands = operands + rowElements * bytes;
   for (int64_t n = 0; n < p.n1; ++n) {
-    float part[kFaStripes] = {};
-    for (int64_t e = 0; e < p.d; ++e) {
-      part[e % kFaStripes] += smlaIoToFloat(p.ioType, dOut[n * p.d + e]) * smlaIoToFloat(p.ioType, out[n * p.d + e]);
-    }
-    slot.dRow[n] = faReduceSum(part);
+    slot.dRow[n] = stripedDot(p.ioType, dOut + n * p.d, out + n * p.d, p.d);
     slot.pdp[n] = 0.0f;
     slot.ones[n] = 1.0f;
   }
@@ -156,9 +177,7 @@ void backwardRow(const SmlaProblem& p, const SmlaGradSchedule& sched, const Smla
     for (int64_t n = 0; n < p.n1; ++n) {
       const float* pr = slot.s + n * kTile;
       float* dpr = slot.dp + n * kTile;
-      float part[kFaStripes] = {};
-      for (int64_t j = 0; j < keys; ++j) part[j % kFaStripes] += pr[j] * dpr[j];
-      slot.pdp[n] += faReduceSum(part);
+      slot.pdp[n] += stripedDot(pr, dpr, keys);
       const float d = slot.dRow[n];
       for (int64_t j = 0; j < keys; ++j) dpr[j] = faFlushSubnormal(pr[j] * (dpr[j] - d));
     }
