@@ -14,10 +14,6 @@ namespace {
 
 size_t at(int64_t i) { return static_cast<size_t>(i); }
 
-std::unique_ptr<void, decltype(&std::free)> alignedBuffer(uint64_t bytes) {
-  return {std::aligned_alloc(64, (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64), &std::free};
-}
-
 /** An output over a zeroed buffer, dense or with every stride doubled, its elements set to NaN bits first. */
 template <class T>
 aclTensor* output(TensorPool& pool, aclDataType dtype, const std::vector<int64_t>& shape, bool strided, T sentinel) {

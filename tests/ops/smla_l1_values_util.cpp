@@ -31,10 +31,6 @@ Spec withoutOri(Spec s) {
 
 std::vector<int32_t> int32s(const std::vector<int64_t>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
 
-std::unique_ptr<void, decltype(&std::free)> alignedBuffer(uint64_t bytes) {
-  return {std::aligned_alloc(64, (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64), &std::free};
-}
-
 /** The call's tensors over the data's storage (the output reset to its sentinel) and its first phase. */
 struct L1Call {
   ops::SmlaL1Args args{};

@@ -2,8 +2,11 @@
 // batches, paged KV, every INT32 tensor filled, returnSoftmaxLse. Tests change a member, then call().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +23,11 @@ using mhc::Outcome;
 using mhc::TensorPool;
 
 inline constexpr int64_t kD = 512;
+
+/** 64-byte aligned memory of `bytes` (at least one byte): a workspace for the tests' second phases. */
+inline std::unique_ptr<void, decltype(&std::free)> alignedBuffer(uint64_t bytes) {
+  return {std::aligned_alloc(64, (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64), &std::free};
+}
 
 /** An INT32 tensor of `shape` holding `values` (row-major, 0 past them), with doubled strides when `strided`. */
 inline aclTensor* int32Tensor(TensorPool& pool, const std::vector<int64_t>& shape, const std::vector<int32_t>& values,

@@ -326,11 +326,6 @@ void collect(const Data& d, Result& r) {
   }
 }
 
-/** 64-byte aligned memory of `bytes` (at least one byte). */
-std::unique_ptr<void, decltype(&std::free)> alignedBuffer(uint64_t bytes) {
-  return {std::aligned_alloc(64, (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64), &std::free};
-}
-
 }  // namespace
 
 ops::SmlaArgs forwardArgsOf(Data& d) {
