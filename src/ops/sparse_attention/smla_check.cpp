@@ -35,21 +35,10 @@ aclnnStatus checkLayouts(const SmlaArgs& a) {
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus checkIo(const char* name, const aclTensor* t, int64_t rank) {
-  if (t == nullptr) return ACLNN_SUCCESS;
-  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(kApi, name, *t, {ACL_FLOAT16, ACL_BF16}));
-  return checkRankIn(kApi, name, *t, {rank}, rank == 4 ? "4 dims for this layout" : "3 dims for this layout");
-}
+aclnnStatus checkIo(const char* name, const aclTensor* t, int64_t rank) { return checkSmlaIo(kApi, name, t, rank); }
 
 aclnnStatus checkInt32(const char* name, const aclTensor* t, int64_t rank, const char* why) {
-  if (t == nullptr) return ACLNN_SUCCESS;
-  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(kApi, name, *t, {ACL_INT32}));
-  return checkRankIn(kApi, name, *t, {rank}, why);
-}
-
-aclnnStatus checkWindow(const char* name, int64_t value) {
-  if (value >= -1 && value <= INT32_MAX) return ACLNN_SUCCESS;
-  return invalid(name, "-1 (unbounded) or 0 .. 2147483647", std::to_string(value));
+  return checkSmlaTyped(kApi, name, t, {ACL_INT32}, rank, why);
 }
 
 /** Phase 1: each argument alone. */
@@ -78,14 +67,7 @@ aclnnStatus checkSingle(const SmlaArgs& a, SmlaLayout layoutQ, SmlaLayout layout
   const char* lengthWhy = qRank == 4 ? "[B, S1, 1] (layoutQ BSND)" : "[T1, 1] (layoutQ TND)";
   GRADKIT_RETURN_IF_ERROR(checkInt32("oriTopkLengthOptional", a.oriTopkLength, qRank - 1, lengthWhy));
   GRADKIT_RETURN_IF_ERROR(checkInt32("cmpTopkLengthOptional", a.cmpTopkLength, qRank - 1, lengthWhy));
-  if (a.oriMaskMode != 0 && a.oriMaskMode != 3 && a.oriMaskMode != 4) {
-    return invalid("oriMaskMode", "0 (none), 3 (causal) or 4 (band)", std::to_string(a.oriMaskMode));
-  }
-  if (a.cmpMaskMode != 0 && a.cmpMaskMode != 3) {
-    return invalid("cmpMaskMode", "0 (none) or 3 (causal)", std::to_string(a.cmpMaskMode));
-  }
-  GRADKIT_RETURN_IF_ERROR(checkWindow("oriWinLeft", a.oriWinLeft));
-  GRADKIT_RETURN_IF_ERROR(checkWindow("oriWinRight", a.oriWinRight));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaModesAndWindows(kApi, a));
   GRADKIT_RETURN_IF_ERROR(checkInt32("oriBlockTableOptional", a.oriBlockTable, 2, "[B, blocks per batch]"));
   GRADKIT_RETURN_IF_ERROR(checkInt32("cmpBlockTableOptional", a.cmpBlockTable, 2, "[B, blocks per batch]"));
   GRADKIT_RETURN_IF_ERROR(checkDtypeIn(kApi, "sinksOptional", *a.sinks, {ACL_FLOAT}));
@@ -194,6 +176,34 @@ aclnnStatus checkFeatures(const SmlaArgs& a, const SmlaShape& s) {
 }
 
 }  // namespace
+
+aclnnStatus checkSmlaTyped(const char* api, const char* name, const aclTensor* t,
+                           std::initializer_list<aclDataType> types, int64_t rank, const char* why) {
+  if (t == nullptr) return ACLNN_SUCCESS;
+  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(api, name, *t, types));
+  return checkRankIn(api, name, *t, {rank}, why);
+}
+
+aclnnStatus checkSmlaIo(const char* api, const char* name, const aclTensor* t, int64_t rank) {
+  return checkSmlaTyped(api, name, t, {ACL_FLOAT16, ACL_BF16}, rank,
+                        rank == 4 ? "4 dims for this layout" : "3 dims for this layout");
+}
+
+aclnnStatus checkSmlaModesAndWindows(const char* api, const SmlaArgs& a) {
+  if (a.oriMaskMode != 0 && a.oriMaskMode != 3 && a.oriMaskMode != 4) {
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "oriMaskMode", "0 (none), 3 (causal) or 4 (band)",
+                std::to_string(a.oriMaskMode));
+  }
+  if (a.cmpMaskMode != 0 && a.cmpMaskMode != 3) {
+    return fail(ACLNN_ERR_PARAM_INVALID, api, "cmpMaskMode", "0 (none) or 3 (causal)", std::to_string(a.cmpMaskMode));
+  }
+  for (const auto& [name, value] : {std::pair{"oriWinLeft", a.oriWinLeft}, std::pair{"oriWinRight", a.oriWinRight}}) {
+    if (value < -1 || value > INT32_MAX) {
+      return fail(ACLNN_ERR_PARAM_INVALID, api, name, "-1 (unbounded) or 0 .. 2147483647", std::to_string(value));
+    }
+  }
+  return ACLNN_SUCCESS;
+}
 
 aclnnStatus checkSmlaShapes(const SmlaArgs& a, const SmlaShape& s);
 aclnnStatus checkSmlaProfile(const SmlaArgs& a, const SmlaShape& s);

@@ -4,6 +4,7 @@
 // the null checks is 161002 with "<api>: argument '<name>': expected ..., given ...".
 #pragma once
 
+#include <initializer_list>
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
@@ -26,6 +27,16 @@ struct SmlaCheckNames {
  * tensors and the per-token index lists and top-k lengths.
  */
 aclnnStatus checkSmlaCommonShapes(const SmlaCheckNames& names, const SmlaArgs& args, const SmlaShape& shape);
+
+/** t's dtype among `types` and its rank `rank` (`why` says which shape); absent passes. */
+aclnnStatus checkSmlaTyped(const char* api, const char* name, const aclTensor* t,
+                           std::initializer_list<aclDataType> types, int64_t rank, const char* why);
+
+/** A FLOAT16 / BFLOAT16 tensor of `rank` dims (the q-like and KV tensors); absent passes. */
+aclnnStatus checkSmlaIo(const char* api, const char* name, const aclTensor* t, int64_t rank);
+
+/** oriMaskMode 0 / 3 / 4, cmpMaskMode 0 / 3, each window -1 (unbounded) or 0 .. INT32_MAX. */
+aclnnStatus checkSmlaModesAndWindows(const char* api, const SmlaArgs& args);
 
 /** `expected` elements in t (absent passes). */
 aclnnStatus checkSmlaCount(const char* api, const char* name, const aclTensor* t, int64_t expected, const char* why);

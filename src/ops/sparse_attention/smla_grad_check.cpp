@@ -3,7 +3,6 @@
 // combinations; cross-tensor shapes (the forward's shared rules plus dOut, out, lse and the outputs); the A2/A3
 // profile (upstream's Atlas A2 tiling: no ori indices or top-k lengths, no seqused or metadata, oriMaskMode 4 with the
 // window 127 / 0, cmpMaskMode 3); the INT32 values; the memory rules. Every failure after the null checks is 161002.
-#include <climits>
 #include <cmath>
 #include <string>
 
@@ -41,19 +40,7 @@ aclnnStatus checkLayouts(const SmlaGradArgs& a) {
 
 aclnnStatus checkTyped(const char* name, const aclTensor* t, std::initializer_list<aclDataType> types, int64_t rank,
                        const char* why) {
-  if (t == nullptr) return ACLNN_SUCCESS;
-  GRADKIT_RETURN_IF_ERROR(checkDtypeIn(kApi, name, *t, types));
-  return checkRankIn(kApi, name, *t, {rank}, why);
-}
-
-aclnnStatus checkIo(const char* name, const aclTensor* t, int64_t rank) {
-  return checkTyped(name, t, {ACL_FLOAT16, ACL_BF16}, rank,
-                    rank == 4 ? "4 dims for this layout" : "3 dims for this layout");
-}
-
-aclnnStatus checkWindow(const char* name, int64_t value) {
-  if (value >= -1 && value <= INT32_MAX) return ACLNN_SUCCESS;
-  return invalid(name, "-1 (unbounded) or 0 .. 2147483647", std::to_string(value));
+  return checkSmlaTyped(kApi, name, t, types, rank, why);
 }
 
 /** Phase 1: each argument alone. */
@@ -63,7 +50,7 @@ aclnnStatus checkSingle(const SmlaGradArgs& a, int64_t rank) {
        {std::pair{"query", a.query}, std::pair{"dOut", a.dOut}, std::pair{"out", a.out},
         std::pair{"oriKvOptional", a.oriKv}, std::pair{"cmpKvOptional", a.cmpKv}, std::pair{"dQueryOut", a.dQuery},
         std::pair{"dOriKvOutOptional", a.dOriKv}, std::pair{"dCmpKvOutOptional", a.dCmpKv}}) {
-    GRADKIT_RETURN_IF_ERROR(checkIo(name, t, rank));
+    GRADKIT_RETURN_IF_ERROR(checkSmlaIo(kApi, name, t, rank));
   }
   if (a.query->isEmpty()) return invalid("query", "no dim of 0 (an empty query is not supported)", shapeOf(*a.query));
   GRADKIT_RETURN_IF_ERROR(checkTyped("lse", a.lse, {ACL_FLOAT}, rank == 4 ? 4 : 3, "[B, 1, S1, N1] or [1, T1, N1]"));
@@ -82,14 +69,7 @@ aclnnStatus checkSingle(const SmlaGradArgs& a, int64_t rank) {
   const char* lengthWhy = rank == 4 ? "[B, S1, 1] (layoutQ BSND)" : "[T1, 1] (layoutQ TND)";
   GRADKIT_RETURN_IF_ERROR(checkTyped("oriTopkLengthOptional", a.oriTopkLength, {ACL_INT32}, rank - 1, lengthWhy));
   GRADKIT_RETURN_IF_ERROR(checkTyped("cmpTopkLengthOptional", a.cmpTopkLength, {ACL_INT32}, rank - 1, lengthWhy));
-  if (a.oriMaskMode != 0 && a.oriMaskMode != 3 && a.oriMaskMode != 4) {
-    return invalid("oriMaskMode", "0 (none), 3 (causal) or 4 (band)", std::to_string(a.oriMaskMode));
-  }
-  if (a.cmpMaskMode != 0 && a.cmpMaskMode != 3) {
-    return invalid("cmpMaskMode", "0 (none) or 3 (causal)", std::to_string(a.cmpMaskMode));
-  }
-  GRADKIT_RETURN_IF_ERROR(checkWindow("oriWinLeft", a.oriWinLeft));
-  GRADKIT_RETURN_IF_ERROR(checkWindow("oriWinRight", a.oriWinRight));
+  GRADKIT_RETURN_IF_ERROR(checkSmlaModesAndWindows(kApi, smlaForwardViewOf(a)));
   GRADKIT_RETURN_IF_ERROR(checkTyped("sinksOptional", a.sinks, {ACL_FLOAT}, 1, "[N1]"));
   GRADKIT_RETURN_IF_ERROR(checkTyped("metadataOptional", a.metadata, {ACL_INT32}, 1, "[1024]"));
   GRADKIT_RETURN_IF_ERROR(checkTyped("dSinksOutOptional", a.dSinks, {ACL_FLOAT}, 1, "[N1]"));

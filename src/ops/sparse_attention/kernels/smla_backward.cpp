@@ -36,8 +36,10 @@ constexpr int64_t kTile = 2 * kSmlaKeyTile;
  * Query rows whose dense ori keys one product takes: consecutive rows of a batch share most of their window, so up to 8
  * rows (at most 128 query heads) go through the ori part together, each masked to its own keys. 1 with ori lists.
  */
+constexpr int64_t kMaxBlockRows = 8;
+
 int64_t blockRowsOf(const SmlaProblem& p) {
-  return p.oriIndices.k > 0 ? 1 : std::clamp<int64_t>(128 / std::max<int64_t>(p.n1, 1), 1, 8);
+  return p.oriIndices.k > 0 ? 1 : std::clamp<int64_t>(128 / std::max<int64_t>(p.n1, 1), 1, kMaxBlockRows);
 }
 
 /** One worker's buffers (M = blockRowsOf * n1 query heads). */
@@ -106,28 +108,27 @@ GradSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
 }
 
 /**
- * sum_j x_j y_j in flash attention's row-sum order: stripe k takes the elements j = k mod 8 in order, then the tree
+ * sum_j term(j) in flash attention's row-sum order: stripe k takes the terms j = k mod 8 in order, then the tree
  * (faReduceSum). Written in blocks of 8 so that the compiler keeps the stripes in registers (same bits as j % 8).
  */
-float stripedDot(const float* x, const float* y, int64_t count) {
+template <class Term>
+float stripedSum(int64_t count, const Term& term) {
   float part[kFaStripes] = {};
   int64_t j = 0;
   for (; j + kFaStripes <= count; j += kFaStripes) {
-    for (int k = 0; k < kFaStripes; ++k) part[k] += x[j + k] * y[j + k];
+    for (int k = 0; k < kFaStripes; ++k) part[k] += term(j + k);
   }
-  for (int k = 0; j < count; ++j, ++k) part[k] += x[j] * y[j];
+  for (int k = 0; j < count; ++j, ++k) part[k] += term(j);
   return faReduceSum(part);
+}
+
+float stripedDot(const float* x, const float* y, int64_t count) {
+  return stripedSum(count, [&](int64_t j) { return x[j] * y[j]; });
 }
 
 /** The same over two io rows widened exactly (D = rowsum(dO * O)). */
 float stripedDot(aclDataType ioType, const uint16_t* x, const uint16_t* y, int64_t count) {
-  float part[kFaStripes] = {};
-  int64_t j = 0;
-  for (; j + kFaStripes <= count; j += kFaStripes) {
-    for (int k = 0; k < kFaStripes; ++k) part[k] += smlaIoToFloat(ioType, x[j + k]) * smlaIoToFloat(ioType, y[j + k]);
-  }
-  for (int k = 0; j < count; ++j, ++k) part[k] += smlaIoToFloat(ioType, x[j]) * smlaIoToFloat(ioType, y[j]);
-  return faReduceSum(part);
+  return stripedSum(count, [&](int64_t j) { return smlaIoToFloat(ioType, x[j]) * smlaIoToFloat(ioType, y[j]); });
 }
 
 /** A chunk's accumulators as one row's draws address them. */
@@ -278,7 +279,7 @@ void blockDenseOri(const SmlaProblem& p, const SmlaGradSchedule& sched, const Sm
   const int64_t bytes = smlaOperandBytes(type), rowElements = p.n1 * p.d, m = count * p.n1;
   const int64_t b = rows[0].b;
   const SmlaBatch& x = p.batches[static_cast<size_t>(b)];
-  SmlaRange ranges[8];
+  SmlaRange ranges[kMaxBlockRows];
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (int64_t r = 0; r < count; ++r) {
     ranges[r] = smlaOriRange(x.s1, x.s2, rows[r].i, p.oriMaskMode, p.oriWinLeft, p.oriWinRight);
@@ -351,7 +352,7 @@ void backwardChunk(const SmlaProblem& p, const SmlaGradSchedule& sched, const Sm
     // A block: consecutive computed rows of this batch in this chunk (their count depends on the shapes only).
     const SmlaBatch& x = p.batches[static_cast<size_t>(b)];
     const int64_t count = std::min({blockRows, chunk.token1 - token, x.s1 - i});
-    RowState rows[8];
+    RowState rows[kMaxBlockRows];
     for (int64_t r = 0; r < count; ++r) {
       rows[r].b = b, rows[r].i = i + r, rows[r].token = token + r;
       rows[r].dq = slot.dq + r * p.n1 * p.d;
