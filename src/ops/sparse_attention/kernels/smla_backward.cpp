@@ -221,9 +221,9 @@ void rowDraws(const SmlaProblem& p, const SmlaGradSchedule& sched, const SmlaGra
   SmlaKeyTrace trace;
   trace.keys = slot.keyRows;
   trace.slots = slot.slots;
+  if (skipDenseOri) cursor.skipOriPart();
   for (int64_t keys = cursor.nextOfOnePart(slot.rows, kTile, trace); keys > 0;
        keys = cursor.nextOfOnePart(slot.rows, kTile, trace)) {
-    if (skipDenseOri && !trace.cmp && trace.dense) continue;
     row.seen += keys;
     int64_t keysLd = p.d;
     const void* keyOperands = keyOperandsOf(p, slot, keys, trace.rowStride, &keysLd);

@@ -107,6 +107,9 @@ class SmlaKeyCursor {
     return n;
   }
 
+  /** Leaves out the ori part (its keys were taken elsewhere: the backward's blocks of rows). */
+  void skipOriPart() { ori_.done = true, ori_.position = ori_.list == nullptr ? ori_.range.size() : ori_.listCount; }
+
   /** Like next, but a draw never mixes the two parts (the backward adds a draw's gradients to one tensor). */
   int64_t nextOfOnePart(const void** rows, int64_t max, SmlaKeyTrace& trace) {
     int64_t n = ori_.draw(rows, max, trace.keys, trace.slots);
