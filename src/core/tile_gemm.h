@@ -78,6 +78,9 @@ bool runSimd(const TileGemmShape& shape, const void* a, const void* b, float* c,
 /** The name of the target runSimd dispatches to, or "scalar" when it would return false. */
 const char* simdKernelName(const TileGemmShape& shape, size_t scratchBytes);
 
+/** dst[e] += src[e] for e < count (Highway, dispatched; the bits of the plain loop). */
+void addRow(float* dst, const float* src, int64_t count);
+
 /** The scalar reference kernel (no scratch); Bf16Pairs sums run runScalarBf16Pairs. */
 void runScalar(const TileGemmShape& shape, const void* a, const void* b, float* c);
 
@@ -89,6 +92,15 @@ void runScalarBf16Pairs(const TileGemmShape& shape, const uint16_t* a, const uin
 
 /** The AVX512-BF16 kernel of Bf16Pairs sums: only on a CPU with AVX512-BF16 (cpuMatrixFeatures), k > 0. */
 void runAvx512Bf16Pairs(const TileGemmShape& shape, const uint16_t* a, const uint16_t* b, float* c, void* scratch);
+
+/**
+ * The same kernel for TileGemmRowsAdd (core/tile_gemm_rows_add.h): two Bf16Pairs products of one m x n, k > 0 each,
+ * summed and added to rows[r]; scratch of bf16PairsScratchBytes(first) rounded up to 64, +
+ * bf16PairsScratchBytes(second).
+ */
+void runAvx512Bf16PairsRowsAdd(const TileGemmShape& first, const uint16_t* a1, const uint16_t* b1,
+                               const TileGemmShape& second, const uint16_t* a2, const uint16_t* b2, float* const* rows,
+                               void* scratch);
 
 }  // namespace tile_gemm_detail
 

@@ -186,13 +186,14 @@ GRADKIT_AVX512BF16 void packA(const TileGemmShape& s, const uint16_t* a, uint32_
 }
 
 /**
- * kR rows x 32 columns of C. A's pair word (i, p) is at a + i * aRow + p * aPair (uint16 units), the panel as packB
- * wrote it, `width` valid columns.
+ * The sums of kR rows x 32 columns: acc0 / acc1 (columns 0-15 / 16-31) += A pairs x panel. A's pair word (i, p) is at
+ * a + i * aRow + p * aPair (uint16 units), the panel as packB wrote it.
  */
 template <int kR>
-GRADKIT_AVX512BF16 void microKernel(const uint16_t* a, int64_t aRow, int64_t aPair, const uint32_t* panel,
-                                    int64_t pairs, float* c, int64_t ldc, int64_t width, float alpha, float beta) {
-  __m512 acc0[kR], acc1[kR];
+GRADKIT_AVX512BF16 __attribute__((always_inline)) inline void accumulatePairs(const uint16_t* a, int64_t aRow,
+                                                                              int64_t aPair, const uint32_t* panel,
+                                                                              int64_t pairs, __m512 (&acc0)[kR],
+                                                                              __m512 (&acc1)[kR]) {
   for (int r = 0; r < kR; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
   for (int64_t p = 0; p < pairs; ++p) {
     const __m512bh b0 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelCols);
@@ -206,6 +207,14 @@ GRADKIT_AVX512BF16 void microKernel(const uint16_t* a, int64_t aRow, int64_t aPa
       acc1[r] = _mm512_dpbf16_ps(acc1[r], av, b1);
     }
   }
+}
+
+/** kR rows x 32 columns of C (`width` of them valid): C = alpha * sums + beta * C. */
+template <int kR>
+GRADKIT_AVX512BF16 void microKernel(const uint16_t* a, int64_t aRow, int64_t aPair, const uint32_t* panel,
+                                    int64_t pairs, float* c, int64_t ldc, int64_t width, float alpha, float beta) {
+  __m512 acc0[kR], acc1[kR];
+  accumulatePairs<kR>(a, aRow, aPair, panel, pairs, acc0, acc1);
   const __m512 alphaV = _mm512_set1_ps(alpha), betaV = _mm512_set1_ps(beta);
   const __mmask16 m0 = firstLanes16(width), m1 = firstLanes16(width - 16);
   for (int r = 0; r < kR; ++r) {
@@ -229,35 +238,101 @@ constexpr std::array<MicroKernelFn, sizeof...(kR)> microKernels(std::integer_seq
   return {&microKernel<kR + 1>...};
 }
 
+/** A product's packed operands: B's panels and A's pair words (in place or packed after the panels). */
+struct PackedOperands {
+  const uint32_t* panels = nullptr;
+  const uint16_t* aPairs = nullptr;
+  int64_t aRow = 0, aPair = 2, pairs = 0;
+};
+
+GRADKIT_AVX512BF16 PackedOperands packOperands(const TileGemmShape& s, const uint16_t* a, const uint16_t* b,
+                                               uint32_t* scratch) {
+  PackedOperands o;
+  o.pairs = pairsOf(s.k);
+  o.panels = scratch;
+  packB(s, b, scratch);
+  o.aPairs = a;
+  o.aRow = s.lda;  // in place: [M, K] row-major, K even
+  if (packsA(s)) {
+    uint32_t* packed = scratch + ceilDiv(s.n, kPanelCols) * o.pairs * kPanelCols;
+    packA(s, a, packed);
+    o.aPairs = reinterpret_cast<const uint16_t*>(packed);
+    o.aRow = s.transA ? 2 : 2 * o.pairs;
+    o.aPair = s.transA ? 2 * s.m : 2;
+  }
+  return o;
+}
+
+/** Rows [i, i + kR) x 32 columns from j0 of the sum of two products added to their rows (runAvx512Bf16PairsRowsAdd). */
+template <int kR>
+GRADKIT_AVX512BF16 void rowsAddKernel(const PackedOperands& x, const PackedOperands& y, int64_t i, int64_t j0,
+                                      int64_t width, float alpha1, float alpha2, float* const* rows) {
+  const int64_t panel = j0 / kPanelCols;
+  __m512 acc0[kR], acc1[kR];
+  accumulatePairs<kR>(x.aPairs + i * x.aRow, x.aRow, x.aPair, x.panels + panel * x.pairs * kPanelCols, x.pairs, acc0,
+                      acc1);
+  alignas(64) float first[kR][kPanelCols];  // alpha1 * sums of the first product (the registers go to the second)
+  const __m512 alpha1V = _mm512_set1_ps(alpha1), alpha2V = _mm512_set1_ps(alpha2), one = _mm512_set1_ps(1.0f);
+  for (int r = 0; r < kR; ++r) {
+    _mm512_store_ps(first[r], _mm512_mul_ps(alpha1V, acc0[r]));
+    _mm512_store_ps(first[r] + 16, _mm512_mul_ps(alpha1V, acc1[r]));
+  }
+  accumulatePairs<kR>(y.aPairs + i * y.aRow, y.aRow, y.aPair, y.panels + panel * y.pairs * kPanelCols, y.pairs, acc0,
+                      acc1);
+  const __mmask16 m0 = firstLanes16(width), m1 = firstLanes16(width - 16);
+  for (int r = 0; r < kR; ++r) {  // in row order: a repeated row reads what the previous one stored
+    const __m512 t0 = _mm512_fmadd_ps(one, _mm512_load_ps(first[r]), _mm512_mul_ps(alpha2V, acc0[r]));
+    const __m512 t1 = _mm512_fmadd_ps(one, _mm512_load_ps(first[r] + 16), _mm512_mul_ps(alpha2V, acc1[r]));
+    float* row = rows[i + r] + j0;
+    _mm512_mask_storeu_ps(row, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, row), t0));
+    _mm512_mask_storeu_ps(row + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, row + 16), t1));
+  }
+}
+
+using RowsAddKernelFn = void (*)(const PackedOperands&, const PackedOperands&, int64_t, int64_t, int64_t, float, float,
+                                 float* const*);
+
+template <int... kR>
+constexpr std::array<RowsAddKernelFn, sizeof...(kR)> rowsAddKernels(std::integer_sequence<int, kR...>) {
+  return {&rowsAddKernel<kR + 1>...};
+}
+
 }  // namespace
 
 GRADKIT_AVX512BF16 void runAvx512Bf16Pairs(const TileGemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                                            void* scratch) {
   static constexpr auto kKernels = microKernels(std::make_integer_sequence<int, kBlockRows>());
-  const int64_t pairs = pairsOf(s.k);
-  auto* panels = static_cast<uint32_t*>(scratch);
-  packB(s, b, panels);
-  const uint16_t* aPairs = a;
-  int64_t aRow = s.lda, aPair = 2;  // in place: [M, K] row-major, K even
-  if (packsA(s)) {
-    uint32_t* packed = panels + ceilDiv(s.n, kPanelCols) * pairs * kPanelCols;
-    packA(s, a, packed);
-    aPairs = reinterpret_cast<const uint16_t*>(packed);
-    aRow = s.transA ? 2 : 2 * pairs;
-    aPair = s.transA ? 2 * s.m : 2;
-  }
+  const PackedOperands o = packOperands(s, a, b, static_cast<uint32_t*>(scratch));
   for (int64_t j0 = 0; j0 < s.n; j0 += kPanelCols) {
-    const uint32_t* panel = panels + (j0 / kPanelCols) * pairs * kPanelCols;
+    const uint32_t* panel = o.panels + (j0 / kPanelCols) * o.pairs * kPanelCols;
     const int64_t width = std::min(kPanelCols, s.n - j0);
     for (int64_t i = 0; i < s.m; i += kBlockRows) {
       const int64_t rows = std::min(kBlockRows, s.m - i);
-      kKernels[rows - 1](aPairs + i * aRow, aRow, aPair, panel, pairs, c + i * s.ldc + j0, s.ldc, width, s.alpha,
-                         s.beta);
+      kKernels[rows - 1](o.aPairs + i * o.aRow, o.aRow, o.aPair, panel, o.pairs, c + i * s.ldc + j0, s.ldc, width,
+                         s.alpha, s.beta);
+    }
+  }
+}
+
+GRADKIT_AVX512BF16 void runAvx512Bf16PairsRowsAdd(const TileGemmShape& first, const uint16_t* a1, const uint16_t* b1,
+                                                  const TileGemmShape& second, const uint16_t* a2, const uint16_t* b2,
+                                                  float* const* rows, void* scratch) {
+  static constexpr auto kKernels = rowsAddKernels(std::make_integer_sequence<int, kBlockRows>());
+  auto* words = static_cast<uint32_t*>(scratch);
+  const PackedOperands x = packOperands(first, a1, b1, words);
+  const PackedOperands y =
+      packOperands(second, a2, b2, words + ceilDiv(static_cast<int64_t>(bf16PairsScratchBytes(first)), 64) * 16);
+  for (int64_t j0 = 0; j0 < first.n; j0 += kPanelCols) {
+    const int64_t width = std::min(kPanelCols, first.n - j0);
+    for (int64_t i = 0; i < first.m; i += kBlockRows) {
+      kKernels[std::min(kBlockRows, first.m - i) - 1](x, y, i, j0, width, first.alpha, second.alpha, rows);
     }
   }
 }
 #else
 void runAvx512Bf16Pairs(const TileGemmShape&, const uint16_t*, const uint16_t*, float*, void*) {}
+void runAvx512Bf16PairsRowsAdd(const TileGemmShape&, const uint16_t*, const uint16_t*, const TileGemmShape&,
+                               const uint16_t*, const uint16_t*, float* const*, void*) {}
 #endif
 
 }  // namespace gradkit::tile_gemm_detail

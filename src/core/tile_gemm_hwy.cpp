@@ -323,6 +323,14 @@ const char* Name(const TileGemmShape& s, size_t scratchBytes) {
   return hwy::TargetName(HWY_TARGET);
 }
 
+void AddRow(float* dst, const float* src, int64_t count) {
+  const hn::ScalableTag<float> d;
+  const auto n = static_cast<int64_t>(hn::Lanes(d));
+  int64_t e = 0;
+  for (; e + n <= count; e += n) hn::StoreU(hn::Add(hn::LoadU(d, dst + e), hn::LoadU(d, src + e)), d, dst + e);
+  for (; e < count; ++e) dst[e] += src[e];
+}
+
 }  // namespace gradkit::tile_gemm_detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -332,6 +340,7 @@ namespace gradkit::tile_gemm_detail {
 HWY_EXPORT(ScratchBytesFor);
 HWY_EXPORT(Run);
 HWY_EXPORT(Name);
+HWY_EXPORT(AddRow);
 
 size_t simdScratchBytes(const TileGemmShape& shape) { return HWY_DYNAMIC_DISPATCH(ScratchBytesFor)(shape); }
 
@@ -342,6 +351,8 @@ bool runSimd(const TileGemmShape& shape, const void* a, const void* b, float* c,
 const char* simdKernelName(const TileGemmShape& shape, size_t scratchBytes) {
   return HWY_DYNAMIC_DISPATCH(Name)(shape, scratchBytes);
 }
+
+void addRow(float* dst, const float* src, int64_t count) { HWY_DYNAMIC_DISPATCH(AddRow)(dst, src, count); }
 
 }  // namespace gradkit::tile_gemm_detail
 #endif  // HWY_ONCE

@@ -216,6 +216,8 @@ GradResult runGradPlan(GradData& g, const GradWants& wants, TilePath path, GemmS
   plan.problem.tilePath = path;
   plan.problem.tileSums = sums;
   plan.schedule.kernels = &table;
+  plan.schedule.gradOps =
+      &table == &kernels::kFaScalarKernels ? &kernels::kSmlaGradScalarOps : &kernels::kSmlaGradSimdOps;
   plan.schedule.threads = std::clamp(threads, 1, static_cast<int>(plan.schedule.chunks.size()));
   plan.schedule.slotBytes = kernels::smlaGradSlotBytes(plan.problem);
   plan.scratch = plan.workspace.book("test scratch", kernels::smlaGradScratchBytes(plan.schedule));

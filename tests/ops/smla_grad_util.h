@@ -44,7 +44,8 @@ struct GradResult {
 /** Both phases through the C API. */
 GradResult runGradApi(GradData& g, const GradWants& wants = {});
 
-/** The plan of the call run with `path` / `sums`, `table` and `threads` workers (the first phase checked). */
+/** The plan of the call run with `path` / `sums`, `table` (and the row steps of the same kind: SIMD or scalar) and
+ *  `threads` workers (the first phase checked). */
 GradResult runGradPlan(GradData& g, const GradWants& wants, TilePath path, GemmSums sums,
                        const kernels::FaKernelTable& table, int threads);
 

@@ -24,6 +24,7 @@
 #include "ops/flash_attention/kernels/fa_softmax.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
 #include "ops/sparse_attention/kernels/smla_grad_kernel.h"
+#include "ops/sparse_attention/kernels/smla_grad_ops.h"
 #include "ops/sparse_attention/kernels/smla_keys.h"
 #include "ops/sparse_attention/kernels/smla_operands.h"
 
@@ -49,7 +50,8 @@ struct GradSlot {
   float* s = nullptr;           // [2 M][kTile] for m <= M heads: rows [0, m) S then P, rows [m, 2m) dP then dS
   uint16_t* a16 = nullptr;      // [2 M][kTile] native path: P and dS rounded to bf16 (else s is the operand)
   float* dq = nullptr;          // [M][d] the block's dq accumulators
-  float* tile = nullptr;        // [kTile][d] a listed draw's KV gradients
+  float* tile = nullptr;        // [kTile][d] a draw's KV gradients where the key gradients' products are not fused
+  float** gradRows = nullptr;   // [kTile] the draw's keys' accumulator rows
   float* dRow = nullptr;        // [M] D
   float* pdp = nullptr;         // [M] sum_j P dP
   float* ones = nullptr;        // [M] the row sums FaBackwardRows divides by
@@ -69,9 +71,9 @@ GemmShape dqShape(const SmlaProblem& p, int64_t m, int64_t keys, int64_t keysLd)
   return {m, p.d, keys, false, false, kTile, keysLd, p.d, smlaProductType(p), p.scale, 1.0f, p.tileSums};
 }
 
-/** The keys' gradient rows = alpha * X^T Y + beta * C with X = P or dS ([m][keys]) and Y = dO or Q ([m][d]). */
-GemmShape dkvShape(const SmlaProblem& p, int64_t m, int64_t keys, float alpha, float beta) {
-  return {keys, p.d, m, true, false, kTile, p.d, p.d, smlaProductType(p), alpha, beta, p.tileSums};
+/** One product of the keys' gradient rows: alpha * X^T Y with X = P or dS ([m][keys]) and Y = dO or Q ([m][d]). */
+GemmShape dkvShape(const SmlaProblem& p, int64_t m, int64_t keys, float alpha) {
+  return {keys, p.d, m, true, false, kTile, p.d, p.d, smlaProductType(p), alpha, 0.0f, p.tileSums};
 }
 
 size_t gemmScratchBytes(const SmlaProblem& p) {
@@ -81,8 +83,7 @@ size_t gemmScratchBytes(const SmlaProblem& p) {
       // The scratch holds packed operands: it depends on the sizes, not on the leading dims.
       bytes = std::max({bytes, TileGemm(scoreShape(p, m, keys, p.d)).scratchBytes(),
                         TileGemm(dqShape(p, m, keys, p.d)).scratchBytes(),
-                        TileGemm(dkvShape(p, m, keys, 1.0f, 0.0f)).scratchBytes(),
-                        TileGemm(dkvShape(p, m, keys, p.scale, 1.0f)).scratchBytes()});
+                        smlaKeyGradientsScratchBytes(dkvShape(p, m, keys, 1.0f), dkvShape(p, m, keys, p.scale))});
     }
   }
   return bytes;
@@ -101,34 +102,11 @@ GradSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
   slot.pdp = arena.take<float>(m);
   slot.ones = arena.take<float>(m);
   slot.rows = arena.take<const void*>(kTile);
+  slot.gradRows = arena.take<float*>(kTile);
   slot.keyRows = arena.take<int64_t>(kTile);
   slot.slots = arena.take<int32_t>(kTile);
   slot.gemmScratch = arena.take<char>(static_cast<int64_t>(gemmScratchBytes(p)));
   return slot;
-}
-
-/**
- * sum_j term(j) in flash attention's row-sum order: stripe k takes the terms j = k mod 8 in order, then the tree
- * (faReduceSum). Written in blocks of 8 so that the compiler keeps the stripes in registers (same bits as j % 8).
- */
-template <class Term>
-float stripedSum(int64_t count, const Term& term) {
-  float part[kFaStripes] = {};
-  int64_t j = 0;
-  for (; j + kFaStripes <= count; j += kFaStripes) {
-    for (int k = 0; k < kFaStripes; ++k) part[k] += term(j + k);
-  }
-  for (int k = 0; j < count; ++j, ++k) part[k] += term(j);
-  return faReduceSum(part);
-}
-
-float stripedDot(const float* x, const float* y, int64_t count) {
-  return stripedSum(count, [&](int64_t j) { return x[j] * y[j]; });
-}
-
-/** The same over two io rows widened exactly (D = rowsum(dO * O)). */
-float stripedDot(aclDataType ioType, const uint16_t* x, const uint16_t* y, int64_t count) {
-  return stripedSum(count, [&](int64_t j) { return smlaIoToFloat(ioType, x[j]) * smlaIoToFloat(ioType, y[j]); });
 }
 
 /** A chunk's accumulators as one row's draws address them. */
@@ -149,12 +127,12 @@ struct RowState {
 };
 
 /** D, the zeroed sums and dq, the zeroed L1 rows. */
-void startRow(const SmlaProblem& p, const SmlaGradIo& io, const RowState& row) {
+void startRow(const SmlaProblem& p, const SmlaGradOps& ops, const SmlaGradIo& io, const RowState& row) {
   const int64_t rowElements = p.n1 * p.d;
   const auto* dOut = static_cast<const uint16_t*>(io.dOut) + row.token * rowElements;
   const auto* out = static_cast<const uint16_t*>(io.out) + row.token * rowElements;
   for (int64_t n = 0; n < p.n1; ++n) {
-    row.dRow[n] = stripedDot(p.ioType, dOut + n * p.d, out + n * p.d, p.d);
+    row.dRow[n] = ops.ioDot(p.ioType, dOut + n * p.d, out + n * p.d, p.d);
     row.pdp[n] = 0.0f;
   }
   std::fill(row.dq, row.dq + rowElements, 0.0f);
@@ -180,28 +158,26 @@ const void* keyOperandsOf(const SmlaProblem& p, const GradSlot& slot, int64_t ke
 
 /**
  * One draw of m query heads against `keys` keys whose scores are in slot.s (S rows, then dP rows): the sums P dP, dS in
- * place of dP, the bf16 rounding, dq += scale dS K, and (c non-null) c += P^T dO + scale dS^T Q with beta for the
- * first.
+ * place of dP, the bf16 rounding, dq += scale dS K, and (slot.gradRows filled) the keys' accumulator rows
+ * += P^T dO + scale dS^T Q.
  */
-void drawGradients(const SmlaProblem& p, const FaKernelTable& table, const GradSlot& slot, int64_t m, int64_t keys,
+void drawGradients(const SmlaProblem& p, const SmlaGradSchedule& sched, const GradSlot& slot, int64_t m, int64_t keys,
                    const void* keyOperands, int64_t keysLd, const float* dRow, float* pdp, float* dq,
-                   const char* qOperands, float* c, float beta) {
+                   const char* qOperands, bool keyGradients) {
+  const FaKernelTable& table = *sched.kernels;
+  const SmlaGradOps& ops = *sched.gradOps;
   const int64_t bytes = smlaOperandBytes(smlaProductType(p));
   for (int64_t n = 0; n < m; ++n) {
-    const float* pr = slot.s + n * kTile;
-    float* dpr = slot.s + (m + n) * kTile;
-    pdp[n] += stripedDot(pr, dpr, keys);
-    const float d = dRow[n];
-    for (int64_t j = 0; j < keys; ++j) dpr[j] = faFlushSubnormal(pr[j] * (dpr[j] - d));
+    pdp[n] += ops.scoreGradients(slot.s + n * kTile, slot.s + (m + n) * kTile, keys, dRow[n]);
   }
-  if (slot.a16 != nullptr) faRoundRowsToBf16(slot.s, kTile, 2 * m, keys, slot.a16, kTile);
+  if (slot.a16 != nullptr) ops.roundRowsToBf16(slot.s, kTile, 2 * m, keys, slot.a16, kTile);
   // [P; dS] as operands: the fp32 tiles themselves, or their bf16 rounding.
   const void* pOperands = slot.a16 != nullptr ? static_cast<const void*>(slot.a16) : slot.s;
   const void* dsOperands = static_cast<const char*>(pOperands) + m * kTile * bytes;
   table.gemm(dqShape(p, m, keys, keysLd), dsOperands, keyOperands, dq, slot.gemmScratch);
-  if (c == nullptr) return;
-  table.gemm(dkvShape(p, m, keys, 1.0f, beta), pOperands, qOperands + m * p.d * bytes, c, slot.gemmScratch);
-  table.gemm(dkvShape(p, m, keys, p.scale, 1.0f), dsOperands, qOperands, c, slot.gemmScratch);
+  if (!keyGradients) return;
+  ops.keyGradients(dkvShape(p, m, keys, 1.0f), pOperands, qOperands + m * p.d * bytes, dkvShape(p, m, keys, p.scale),
+                   dsOperands, qOperands, slot.gradRows, slot.tile, slot.gemmScratch);
 }
 
 /** The draws of one row (its dense ori keys left out when the block took them). */
@@ -240,27 +216,24 @@ void rowDraws(const SmlaProblem& p, const SmlaGradSchedule& sched, const SmlaGra
     float* part = trace.cmp ? acc.cmp : acc.ori;
     const int64_t row0 = (trace.cmp ? sched.cmpRow0 : sched.oriRow0)[static_cast<size_t>(row.b)];
     const int64_t lo = trace.cmp ? acc.cmpLo : acc.oriLo;
-    float* c = part == nullptr ? nullptr : trace.dense ? part + (row0 + slot.keyRows[0] - lo) * p.d : slot.tile;
-    drawGradients(p, table, slot, p.n1, keys, keyOperands, keysLd, row.dRow, row.pdp, row.dq, operands, c,
-                  trace.dense ? 1.0f : 0.0f);
-    if (part == nullptr || trace.dense) continue;
-    for (int64_t r = 0; r < keys; ++r) {  // a listed draw: its rows added in list order (repeated keys add up)
-      float* dst = part + (row0 + slot.keyRows[r] - lo) * p.d;
-      const float* src = slot.tile + r * p.d;
-      for (int64_t e = 0; e < p.d; ++e) dst[e] += src[e];
+    if (part != nullptr) {  // the keys' accumulator rows (a listed key may repeat: its sums add up in list order)
+      for (int64_t r = 0; r < keys; ++r) slot.gradRows[r] = part + (row0 + slot.keyRows[r] - lo) * p.d;
     }
+    drawGradients(p, sched, slot, p.n1, keys, keyOperands, keysLd, row.dRow, row.pdp, row.dq, operands,
+                  part != nullptr);
   }
 }
 
 /** dq rounded (0 for a row that saw nothing), and the row's dSinks share. */
-void finishRow(const SmlaProblem& p, const SmlaGradIo& io, const RowState& row, const ChunkAccumulators& acc) {
+void finishRow(const SmlaProblem& p, const SmlaGradOps& ops, const SmlaGradIo& io, const RowState& row,
+               const ChunkAccumulators& acc) {
   const int64_t rowElements = p.n1 * p.d;
   auto* dq = static_cast<uint16_t*>(io.dq) + row.token * rowElements;
   if (row.seen == 0) {  // a row that saw no key: no gradient
     std::fill(dq, dq + rowElements, uint16_t{0});
     return;
   }
-  for (int64_t e = 0; e < rowElements; ++e) dq[e] = smlaFloatToIo(p.ioType, row.dq[e]);
+  ops.roundToIo(p.ioType, row.dq, rowElements, dq);
   if (io.sinks != nullptr && acc.sinks != nullptr) {
     const float* lse = io.lse + row.token * p.n1;
     for (int64_t n = 0; n < p.n1; ++n) acc.sinks[n] -= faExpScalar(io.sinks[n] - lse[n]) * row.pdp[n];
@@ -317,8 +290,11 @@ void blockDenseOri(const SmlaProblem& p, const SmlaGradSchedule& sched, const Sm
       }
     }
     table.backwardRows(FaBackwardRows{slot.s, kTile, m, keys, p.scale, lse, slot.ones});
-    float* c = acc.ori == nullptr ? nullptr : acc.ori + (row0 + t0 - acc.oriLo) * p.d;
-    drawGradients(p, table, slot, m, keys, keyOperands, keysLd, slot.dRow, slot.pdp, slot.dq, operands, c, 1.0f);
+    if (acc.ori != nullptr) {
+      for (int64_t j = 0; j < keys; ++j) slot.gradRows[j] = acc.ori + (row0 + t0 + j - acc.oriLo) * p.d;
+    }
+    drawGradients(p, sched, slot, m, keys, keyOperands, keysLd, slot.dRow, slot.pdp, slot.dq, operands,
+                  acc.ori != nullptr);
   }
 }
 
@@ -358,12 +334,12 @@ void backwardChunk(const SmlaProblem& p, const SmlaGradSchedule& sched, const Sm
       rows[r].dq = slot.dq + r * p.n1 * p.d;
       rows[r].dRow = slot.dRow + r * p.n1;
       rows[r].pdp = slot.pdp + r * p.n1;
-      startRow(p, io, rows[r]);
+      startRow(p, *sched.gradOps, io, rows[r]);
     }
     if (denseOri) blockDenseOri(p, sched, io, slot, acc, rows, count);
     for (int64_t r = 0; r < count; ++r) {
       rowDraws(p, sched, io, slot, acc, rows[r], denseOri);
-      finishRow(p, io, rows[r], acc);
+      finishRow(p, *sched.gradOps, io, rows[r], acc);
     }
     token += count;
   }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/sparse_attention/kernels/smla_grad_ops.h"
 #include "ops/sparse_attention/kernels/smla_kernel.h"
 
 namespace gradkit::kernels {
@@ -46,6 +47,7 @@ struct SmlaGradChunk {
 
 struct SmlaGradSchedule {
   const FaKernelTable* kernels = nullptr;
+  const SmlaGradOps* gradOps = nullptr;  // the steps between the products (SIMD or scalar, with `kernels`)
   int threads = 1;
   size_t slotBytes = 0;                   // one worker's scratch
   std::vector<SmlaGradChunk> chunks;      // in summation order

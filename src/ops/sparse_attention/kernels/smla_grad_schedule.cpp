@@ -71,6 +71,7 @@ SmlaGradSchedule smlaGradSchedule(const SmlaProblem& p, int64_t oriRows, int64_t
                                   int64_t cmpRowsPerBatch, bool wantsOri, bool wantsCmp, int threads) {
   SmlaGradSchedule s;
   s.kernels = &faKernels();
+  s.gradOps = &smlaGradOps();
   s.oriRows = oriRows;
   s.cmpRows = cmpRows;
   s.wantsOri = wantsOri;
