@@ -6,13 +6,15 @@
 //   dS = P (dP - D), D = rowsum(dO * O)                            (row sums: flash attention's 8 stripes and tree)
 //   P and dS rounded to bf16 on the native path (upstream rounds them for its cube unit; the scale is applied after,
 //   in fp32, as upstream's post step does)
-//   dq += scale * dS K;  dKV rows += P^T dO + scale * dS^T Q      (TileGemm)
+//   dq += scale * dS K                                             (TileGemm)
+//   dKV rows += (P^T dO + scale * dS^T Q)                          (TileGemmRowsAdd: the two products summed, then
+//                                                                   added to the keys' accumulator rows by address in
+//                                                                   draw order, so repeated keys add up)
 // The dense ori keys (window, causal or all) of up to 8 consecutive rows of a batch go through these products together
 // (blockDenseOri: 8x taller products, each row's heads masked to their own keys); the compressed part runs per row.
-// Draws are of up to 256 keys. A dense draw's rows are consecutive, so its product accumulates straight into the
-// chunk's accumulator; a listed draw's product goes to a tile whose rows are then added to theirs in draw order
-// (repeated keys add up). dSinks takes -e^(sink - lse) sum_j P dP per row. Every sum runs in an order fixed by the rows
-// and their keys: the bits depend neither on the threads nor on the kernel table.
+// Draws are of up to 256 keys. dSinks takes -e^(sink - lse) sum_j P dP per row. The steps between the products are a
+// kernel table (smla_grad_ops.h). Every sum runs in an order fixed by the rows and their keys: the bits depend neither
+// on the threads nor on the kernel tables.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
