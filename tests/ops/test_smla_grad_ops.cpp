@@ -19,7 +19,7 @@ namespace {
 const SmlaGradOps& simd = kSmlaGradSimdOps;
 const SmlaGradOps& scalar = kSmlaGradScalarOps;
 
-bool sameBits(const void* x, const void* y, size_t bytes) { return std::memcmp(x, y, bytes) == 0; }
+bool sameBits(const void* x, const void* y, size_t bytes) { return bytes == 0 || std::memcmp(x, y, bytes) == 0; }
 
 /** Values of every kind: ordinary, tiny (subnormal products), subnormal, zero of both signs, and rarely Inf / NaN. */
 std::vector<float> randomFloats(size_t count, std::mt19937& rng, bool specials) {
