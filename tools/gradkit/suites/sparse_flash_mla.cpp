@@ -190,7 +190,7 @@ void torchCheck(OpCase& c, const SmlaSuiteCase& sc, VerifyRow& row) {
   std::ifstream report(dir.path() / "check.txt");
   std::string line;
   std::getline(report, line);
-  row.extra = "torch check (spec 7.3): " + (line.empty() ? error : line);
+  row.extra = "torch check: " + (line.empty() ? error : line);
 }
 
 void addBench(OpCase& c, const SmlaSuiteCase& sc, const std::shared_ptr<const SmlaSuiteProblem>& sp, OpCall& call) {
