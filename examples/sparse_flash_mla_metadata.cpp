@@ -6,7 +6,8 @@
 // row then costs the same (one ori block, the 512 selected cmp keys), so the cube cores must split the 512 rows
 // evenly. The program checks the image's invariants (enabled cores first, each starting where the previous ended,
 // the last ending past the last batch, S2 bounds and flash-decode area 0, words 900.. untouched) and the even split;
-// then the gradient's seven words for the spec's one-row example. It exits non-zero on a mismatch.
+// then the gradient's seven words for the one-row call of upstream's grad example program. It exits non-zero on a
+// mismatch.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>

@@ -3,7 +3,7 @@
 // TND, one batch of 3 query rows over 2 compressed keys (cmpRatio 4, 1 residual token: 9 tokens seen), right-down
 // causal: row 0 sees key 0, rows 1 and 2 see keys 0 and 1. N1 = 2 heads, D = 128 with only the first two coordinates
 // non-zero, FLOAT16: q-heads (1, 0) and (0, 1), w = (1, 2), keys (1, 1) and (2, -1), p = (1/2, 1/2) on the valid
-// slots, so rows 1 and 2 are spec lightning_indexer.md 7.4's worked example: y = (0.7310586, 0.2689414),
+// slots, so rows 1 and 2 are the worked example of tests/core/test_kl_loss_grad_golden.cpp: y = (0.7310586, 0.2689414),
 // dw = (-0.2310586, 0.2310586), dq = ((-0.2310586, 0.4621172), (0.4621172, 0.4621172)); row 0 has one valid slot
 // (y = 1, no gradient: dI = 1 * 1/2 - 1/2 = 0). dk sums rows 1 and 2: k0 (0.4621172, 0.9242344), k1 (-0.4621172, 0).
 // The program checks every output element and exits non-zero on a mismatch.

@@ -1,5 +1,5 @@
-// Golden LightningIndexerV2, written from the spec's formulas (spec lightning_indexer.md 3; the order of a selected
-// row is DECISIONS-taken: score descending, ties to the lower key), never from the kernels. The scores are templated
+// Golden LightningIndexerV2, written from the formulas of docs/lightning_indexer_v2.md (the order of a selected row
+// is gradkit's decision: score descending, ties to the lower key), never from the kernels. The scores are templated
 // on the arithmetic type: double is the fp64 golden; float is the naive same-dtype computation the verify gate compares
 // against (the 16-bit operands' products, exact in fp32, summed one at a time over d ascending, then acc + w * relu
 // over the heads in order).

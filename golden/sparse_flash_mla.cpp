@@ -1,6 +1,6 @@
-// The sparse flash MLA golden's problem, visible-key rules and forward (spec sparse_flash_mla.md 2.2, 2.3). Every sum
-// is a plain sequential loop in a fixed natural order (head dim ascending, visible keys in softmax order), one
-// operation per statement, so that the float instantiation is an honest naive fp32 computation.
+// The sparse flash MLA golden's problem, visible-key rules and forward (docs/sparse_attention.md, "What one query row
+// sees"). Every sum is a plain sequential loop in a fixed natural order (head dim ascending, visible keys in softmax
+// order), one operation per statement, so that the float instantiation is an honest naive fp32 computation.
 #include "golden/sparse_flash_mla.h"
 
 #include <algorithm>
@@ -125,7 +125,7 @@ void appendSparse(const SparseFlashMlaProblem& p, bool cmp, const int32_t* list,
   }
 }
 
-/** Entries of a row's list read (spec 2.2): min(K, the mask's count) under mask mode 3 / 4; under mode 0 the mask
+/** Entries of a row's list read: min(K, the mask's count) under mask mode 3 / 4; under mode 0 the mask
  *  limits nothing (an entry past the keys is dropped by the range filter, not by the count). */
 int64_t slotCount(int64_t topk, const std::vector<int32_t>& lengths, int64_t row, int64_t maskCount, int64_t maskMode) {
   int64_t count = maskMode == 0 ? topk : std::min(topk, maskCount);
@@ -168,7 +168,7 @@ SparseFlashMlaOutputs<Real> sparseFlashMlaForward(const SparseFlashMlaProblem& p
   for (int64_t b = 0; b < p.batchCount(); ++b) {
     for (int64_t i = 0; i < p.batches[static_cast<size_t>(b)].s1; ++i) {
       const SmlaRowKeys<Real> row = smlaRowKeys(p, in, b, i);
-      if (row.rows.empty()) continue;  // nothing visible: out 0, lse 0 (spec 2.3, 10 #8)
+      if (row.rows.empty()) continue;  // nothing visible: out 0, lse 0 (docs/sparse_attention.md)
       std::vector<Real> s(row.rows.size()), e(row.rows.size());
       for (int64_t h = 0; h < N; ++h) {
         const int64_t qh = row.q * N + h;

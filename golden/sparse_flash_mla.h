@@ -1,10 +1,10 @@
-// Golden DeepSeek-V4 sparse MLA attention: the forward of aclnnSparseFlashMla (spec sparse_flash_mla.md 2.2, 2.3,
-// 7.1), the backward of aclnnSparseFlashMlaGrad (spec sparse_flash_mla_grad.md 3.2-3.4) and the softmax L1 norm of
-// aclnnSparseFlashMlaSoftmaxL1Norm (grad spec 9.1) and of the Grad's side outputs, written from the specs' formulas,
-// never from gradkit's kernels. Templated on the arithmetic type: double is the fp64 golden; float is the naive
-// same-dtype computation that the double-benchmark gate compares against (plain sequential sums, one operation per
-// statement, one-shot softmax), which rounds P (and, backward, dS) to the io dtype before their products as upstream's
-// kernels do (SmlaIoRounding; the fp64 golden leaves it None).
+// Golden DeepSeek-V4 sparse MLA attention: the forward of aclnnSparseFlashMla, the backward of aclnnSparseFlashMlaGrad
+// and the softmax L1 norm of aclnnSparseFlashMlaSoftmaxL1Norm and of the Grad's side outputs, written from the
+// formulas of upstream's aclnn docs and docs/sparse_attention.md, never from gradkit's kernels. Templated on the
+// arithmetic type: double is the fp64 golden; float is the naive same-dtype computation that the double-benchmark gate
+// compares against (plain sequential sums, one operation per statement, one-shot softmax), which rounds P (and,
+// backward, dS) to the io dtype before their products as upstream's kernels do (SmlaIoRounding; the fp64 golden leaves
+// it None).
 //
 // The problem is logical, independent of storage layouts (golden/sparse_flash_mla_layouts.h builds it from BSND /
 // TND / PA_BBND arrays). N2 = 1, so every query head reads the same key rows, and K = V (a key row is its value row).
@@ -17,20 +17,22 @@
 // - thr = S2act - S1act + i + 1. Ori window [lo, hi): mode 0 [0, S2act); mode 3 [0, clamp(thr, 0, S2act));
 //   mode 4 lo = wl == -1 ? 0 : max(thr - wl - 1, 0), hi = wr == -1 ? S2act : min(max(thr + wr, 0), S2act).
 // - Restored length R = C * r + (r > 1 ? residual : 0); cmp threshold cmpThr = min(C, mode 3: floor(max(R - S1act +
-//   i + 1, 0) / r), mode 0: floor(R / r)). The residual is ignored for r = 1 (grad spec 3.2; it is 0 there anyway).
+//   i + 1, 0) / r), mode 0: floor(R / r)). The residual is ignored for r = 1 (it is 0 there anyway).
 // - Dense ori (no ori indices): j in [lo, hi). HCA (no cmp indices): c in [0, cmpThr).
 // - Sparse part (index list present): the first n = min(K, topkLength if given, mask count) slots are read, mask count
-//   = hi - lo (ori) or cmpThr (cmp): the kernels' count (spec 2.2, grad spec 3.2). Reading (spec 10 #6): for ori mode
-//   0 the forward doc says min(K, topkLength); the extra min with S2act changes nothing unless more than S2act slots
-//   precede the first -1. topkLength is honoured whenever it is given (upstream requires it exactly in mode 0).
-//   The scan stops at the first negative entry (-1 padding; grad spec 13 #3). Each entry read is then judged by
-//   indexRule: DropOutsideMask (default; spec 10 #5, #6 and the forward golden: an entry outside [lo, hi) resp.
-//   >= cmpThr is skipped and the scan goes on) or UseInRange (grad spec 3.2, 13 #4: used as given, an entry >= the
-//   batch's length ends the scan like -1). Duplicates are kept: each occurrence is one softmax column and its
-//   gradients accumulate into the same kv row.
+//   = hi - lo (ori) or cmpThr (cmp): the kernels' count. Reading: for ori mode 0 the forward's documented reading
+//   (docs/sparse_attention.md, "What one query row sees") is min(K, topkLength); the extra min with S2act changes
+//   nothing unless more than S2act slots precede the first -1. topkLength is honoured whenever it is given (upstream
+//   requires it exactly in mode 0). The scan stops at the first negative entry (-1 padding; the decisions in
+//   docs/sparse_attention.md). Each entry read is then judged by indexRule: DropOutsideMask (default; the decisions in
+//   docs/sparse_attention.md and the forward golden: an entry outside [lo, hi) resp. >= cmpThr is skipped and the scan
+//   goes on) or UseInRange (a reading of upstream's grad: used as given, an entry >= the batch's length ends the scan
+//   like -1). Duplicates are kept: each occurrence is one softmax column and its gradients accumulate into the same kv
+//   row.
 //
-// Softmax with sinks (spec 2.3): s_j = (q . k_j) * scale; lse = ln(e^sink + sum_j e^s_j); out = sum_j e^(s_j - lse)
-// k_j. No sink (sinks empty) or sink -inf: plain softmax. A row with no visible key: out 0, lse 0 (spec 2.3, 10 #8).
+// Softmax with sinks (docs/sparse_attention.md, "What one query row sees"): s_j = (q . k_j) * scale; lse = ln(e^sink +
+// sum_j e^s_j); out = sum_j e^(s_j - lse) k_j. No sink (sinks empty) or sink -inf: plain softmax. A row with no visible
+// key: out 0, lse 0 (a decision in docs/sparse_attention.md).
 #pragma once
 
 #include <cstdint>
@@ -149,11 +151,11 @@ struct SparseFlashMlaGradOutputs {
 };
 
 /**
- * Backward from the GIVEN out and lse (grad spec 3.3): P_j = exp(s_j - lse), D = dOut . out, dP_j = dOut . k_j,
- * dS_j = P_j (dP_j - D); dq = scale * sum_j io(dS_j) k_j; the kv row of key j gets scale * sum_h io(dS_hj) q_h +
- * sum_h io(P_hj) dOut_h (scatter-add, duplicates accumulate); dSinks[h] = -sum_rows P_sink * sum_j P_j dP_j (the
- * kernel form, = -P_sink D for a consistent forward; grad spec 13 #5). Rows with no visible key contribute nothing.
- * With the forward's own out and lse this is the gradient of sum(out * dOut).
+ * Backward from the GIVEN out and lse (upstream's aclnnSparseFlashMlaGrad formulas; docs/sparse_attention.md): P_j =
+ * exp(s_j - lse), D = dOut . out, dP_j = dOut . k_j, dS_j = P_j (dP_j - D); dq = scale * sum_j io(dS_j) k_j; the kv row
+ * of key j gets scale * sum_h io(dS_hj) q_h + sum_h io(P_hj) dOut_h (scatter-add, duplicates accumulate); dSinks[h] =
+ * -sum_rows P_sink * sum_j P_j dP_j (the kernel form, = -P_sink D for a consistent forward). Rows with no visible key
+ * contribute nothing. With the forward's own out and lse this is the gradient of sum(out * dOut).
  */
 template <class Real>
 SparseFlashMlaGradOutputs<Real> sparseFlashMlaBackward(const SparseFlashMlaProblem& problem,
@@ -167,11 +169,11 @@ SparseFlashMlaGradOutputs<Real> sparseFlashMlaGradient(const SparseFlashMlaProbl
 enum class SmlaPart { Ori, Cmp };
 
 /**
- * Softmax L1 norm of one part (grad spec 3.4, 9.1): L1[row][col] = (sum_h exp(s_hj - lse[row][h])) / N1 for each
- * visible key j of that part, 0 elsewhere. A sparse part is slot-indexed ([qRows][K]: col = the key's slot); a dense
- * part is position-indexed ([qRows][denseWidth]: col = the key's token index; denseWidth 0 = the longest batch of
- * that part). The op aclnnSparseFlashMlaSoftmaxL1Norm is the Cmp part of a problem without ori rows: k = cmp_kv,
- * maskMode = cmpMaskMode, cmp_residual_k = residual.
+ * Softmax L1 norm of one part (docs/sparse_attention.md, "aclnnSparseFlashMlaSoftmaxL1Norm"): L1[row][col] = (sum_h
+ * exp(s_hj - lse[row][h])) / N1 for each visible key j of that part, 0 elsewhere. A sparse part is slot-indexed
+ * ([qRows][K]: col = the key's slot); a dense part is position-indexed ([qRows][denseWidth]: col = the key's token
+ * index; denseWidth 0 = the longest batch of that part). The op aclnnSparseFlashMlaSoftmaxL1Norm is the Cmp part of a
+ * problem without ori rows: k = cmp_kv, maskMode = cmpMaskMode, cmp_residual_k = residual.
  */
 template <class Real>
 std::vector<Real> sparseFlashMlaSoftmaxL1Norm(const SparseFlashMlaProblem& problem, SmlaPart part,

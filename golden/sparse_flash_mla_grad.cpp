@@ -1,7 +1,7 @@
-// The sparse flash MLA golden's backward and softmax L1 norm (spec sparse_flash_mla_grad.md 3.3, 3.4, 9.1). Plain
-// sequential sums in a fixed natural order (head dim ascending, visible keys in softmax order, query heads ascending,
-// query rows ascending), one operation per statement, so that the float instantiation is an honest naive fp32
-// computation.
+// The sparse flash MLA golden's backward and softmax L1 norm (docs/sparse_attention.md, "aclnnSparseFlashMlaGrad" and
+// "aclnnSparseFlashMlaSoftmaxL1Norm"). Plain sequential sums in a fixed natural order (head dim ascending, visible keys
+// in softmax order, query heads ascending, query rows ascending), one operation per statement, so that the float
+// instantiation is an honest naive fp32 computation.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Storage addressing for the sparse flash MLA golden (spec sparse_flash_mla.md 1, 2.2 "Storage addressing", 3.2):
+// Storage addressing for the sparse flash MLA golden (docs/sparse_attention.md, "Layouts"):
 // builds the logical problem of golden/sparse_flash_mla.h from layout-form arrays and puts its results back. Its own
 // code, independent of the operator's: one "side" (the query, ori_kv, cmp_kv, or the L1 op's k) is a tensor whose
 // rows of one token (N1 * D for q, D for kv, N1 for lse, K for index lists, ...) are addressed as
@@ -6,7 +6,8 @@
 //   TND     [T, ...]             row cu[b] + j
 //   PA_BBND [blocks, bs, 1, D]   row blockTable[b][j / bs] * blockStride + j % bs   (blockStride = bs when contiguous)
 // and the used length of batch b is seqUsed[b] if given, else TND cu[b + 1] - cu[b], else BSND S; a PA_BBND side
-// without seqUsed (ORI_SPARSE / ORI_CMP_SPARSE mode 0, spec 5.3) uses the block table's capacity cols * bs.
+// without seqUsed (ORI_SPARSE / ORI_CMP_SPARSE mode 0, where upstream's Ascend950 checker does not require it) uses the
+// block table's capacity cols * bs.
 #pragma once
 
 #include <cstdint>

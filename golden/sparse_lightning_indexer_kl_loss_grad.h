@@ -1,8 +1,8 @@
-// Golden SparseLightningIndexerKLLossGrad, written from the formulas of spec lightning_indexer.md 7 (and upstream's
-// aclnn doc), never from the kernels: the indexer's KL loss and its gradients with the selection (sparseIndices) held
-// fixed. Templated on the arithmetic type: double is the fp64 golden; float is the naive same-dtype computation the
-// double-benchmark gate compares against (plain sequential sums, dS rounded to the io dtype before its products as
-// upstream's pytest golden does, when a rounding is given).
+// Golden SparseLightningIndexerKLLossGrad, written from the formulas of docs/sparse_lightning_indexer_kl_loss_grad.md
+// (and upstream's aclnn doc), never from the kernels: the indexer's KL loss and its gradients with the selection
+// (sparseIndices) held fixed. Templated on the arithmetic type: double is the fp64 golden; float is the naive
+// same-dtype computation the double-benchmark gate compares against (plain sequential sums, dS rounded to the io dtype
+// before its products as upstream's pytest golden does, when a rounding is given).
 //
 // Tensors are dense row-major and already widened: q [qTotal, N1, 128], k [kTotal, 128], w [qTotal, N1], indices and
 // p [qTotal, K]. Batches give each batch's first rows and used rows; rows and keys outside every batch are zeros.

@@ -23,7 +23,8 @@ extern "C" {
  * like q; softmaxLse [B,1,S1,N1] / [1,T1,N1] FLOAT32 (the forward's); metadataOptional [64] INT32 from
  * aclnnSparseFlashMlaSoftmaxL1NormMetadata (required, its contents are not needed on a CPU); softmaxL1Norm FLOAT32.
  * The INT32 length tensors are read and checked in this first phase, the index lists in the second. Ascend950 profile
- * only (GRADKIT_SOC), as upstream. docs/sparse_flash_mla_softmax_l1_norm.md has the checks and the numerics.
+ * only (GRADKIT_SOC), as upstream. docs/sparse_attention.md ("aclnnSparseFlashMlaSoftmaxL1Norm") has the checks and
+ * the numerics.
  */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnSparseFlashMlaSoftmaxL1NormGetWorkspaceSize(
     const aclTensor* q, const aclTensor* k, const aclTensor* softmaxLse, const aclTensor* sparseIndicesOptional,

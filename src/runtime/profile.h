@@ -14,8 +14,8 @@ namespace gradkit::rt {
  * AI-core counts of the emulated chip, the one place gradkit keeps them: cube cores (AIC) and vector cores (AIV, two
  * per cube core). Upstream's AI-CPU planners (the sparse attention metadata operators) split work by them, so they
  * decide those operators' output. Atlas A2/A3 (Ascend910B, Ascend910_93): 24 / 48, as CANN's platform_config for
- * the 24-core parts; Ascend950: 32 / 64, an assumption (no platform file is public; spec sparse_flash_mla_grad.md
- * 13 #1). `gradkit info` prints them.
+ * the 24-core parts; Ascend950: 32 / 64, an assumption (no platform file is public; docs/sparse_attention.md, "The
+ * emulated chip's cores"). `gradkit info` prints them.
  */
 constexpr int64_t aicCores(Soc soc) { return soc == Soc::Ascend950 ? 32 : 24; }
 constexpr int64_t aivCores(Soc soc) { return 2 * aicCores(soc); }

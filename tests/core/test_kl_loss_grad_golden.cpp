@@ -1,4 +1,4 @@
-// The fp64 SparseLightningIndexerKLLossGrad golden checked on its own: spec lightning_indexer.md 7.4's worked example,
+// The fp64 SparseLightningIndexerKLLossGrad golden checked on its own: a hand-worked example (one row, K = 2),
 // and dq, dk, dw against fourth-order central finite differences of its loss (the selection held fixed) on a problem
 // with two batches, the right-down causal mask with cmpRatio 2 and a residual, invalid slots (-1, an index past the
 // visible keys, slots past the visible count) holding non-zero p, and sum p != 1.
@@ -33,7 +33,8 @@ TEST(KlLossGradGolden, WorkedExample) {
 }
 
 TEST(KlLossGradGolden, VisibleKeys) {
-  // Spec 3.5: cr 4, Sk 2, res 1, Sq 3 -> positions 6, 7, 8 see 1, 2, 2 keys; cr 1 is ordinary right-down causal.
+  // LightningIndexerV2's worked example (docs/lightning_indexer_v2.md): cr 4, Sk 2, res 1, Sq 3 -> positions 6, 7, 8
+  // see 1, 2, 2 keys; cr 1 is ordinary right-down causal.
   golden::KlProblem pr;
   pr.cmpRatio = 4;
   const golden::KlBatch b{0, 3, 0, 2, 1};

@@ -1,9 +1,10 @@
-// The sparse flash MLA golden (golden/sparse_flash_mla.h) against the specs, independently of any kernel: the visible
-// keys of every mode written out (spec sparse_flash_mla.md 2.2 and its 2.4 table: SWA masks 0/3/4 with -1 windows,
-// HCA, CSA with -1 padding, duplicates and dropped entries, ori sparse with topk lengths, both index rules, empty
-// rows, the residual of the context-parallel example); the worked numbers of spec 2.4 and grad spec 3.6, 9.1, 11.3;
-// the kernel form of dSinks on inconsistent inputs; the io rounding; and the float instantiation against the double
-// one. The backward against finite differences is in test_sparse_flash_mla_golden_grad.cpp.
+// The sparse flash MLA golden (golden/sparse_flash_mla.h) against hand-worked values, independently of any kernel: the
+// visible keys of every mode written out (docs/sparse_attention.md, "What one query row sees": SWA masks 0/3/4 with -1
+// windows, HCA, CSA with -1 padding, duplicates and dropped entries, ori sparse with topk lengths, both index rules,
+// empty rows, the residual of the context-parallel example); the worked numbers of the forward, the backward, the L1
+// norm and the L1 example program's counts; the kernel form of dSinks on inconsistent inputs; the io rounding; and the
+// float instantiation against the double one. The backward against finite differences is in
+// test_sparse_flash_mla_golden_grad.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,7 +46,7 @@ std::string range(const char* part, int64_t lo, int64_t hi) {
   return text;
 }
 
-// Spec 2.4: one batch, r = 4, C = 2, residual 2 -> R = 10 = S2act, S1act = 3, thr = 8, 9, 10.
+// A hand-worked problem: one batch, r = 4, C = 2, residual 2 -> R = 10 = S2act, S1act = 3, thr = 8, 9, 10.
 SparseFlashMlaProblem spec24() {
   SparseFlashMlaProblem p;
   p.batches = {SmlaBatch{3, 10, 0, 0}};
@@ -85,7 +86,7 @@ TEST(SparseFlashMlaGolden, HcaThresholdOfSpec24AndResidual) {
   EXPECT_EQ(gradkit::golden::smlaCmpThreshold(p, 0, 0), 1);
   EXPECT_EQ(gradkit::golden::smlaCmpThreshold(p, 0, 1), 1);
   EXPECT_EQ(gradkit::golden::smlaCmpThreshold(p, 0, 2), 2);
-  // r = 1: the residual is ignored (grad spec 3.2); thr = C - S1 + i + 1 = 0, 1, 2 with C = 2.
+  // r = 1: the residual is ignored; thr = C - S1 + i + 1 = 0, 1, 2 with C = 2.
   p.cmpRatio = 1, p.batches[0].residual = 1;
   for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(gradkit::golden::smlaCmpThreshold(p, 0, i), i);
 }
@@ -94,9 +95,9 @@ TEST(SparseFlashMlaGolden, CsaPaddingDuplicatesAndDroppedEntries) {
   SparseFlashMlaProblem p = spec24();
   p.batches[0].cmp = 2, p.batches[0].residual = 2, p.cmpRatio = 4, p.cmpMaskMode = 3, p.oriMaskMode = 4;
   p.oriWinLeft = 1, p.oriWinRight = 0, p.cmpTopk = 3;
-  p.cmpIndices = {1, 0, -1,   // spec 2.4 row 0: n = min(3, 2) = 2 -> {1, 0}
+  p.cmpIndices = {1, 0, -1,   // row 0: n = min(3, 2) = 2 -> {1, 0}
                   1, 1, 0,    // a duplicate kept; the third slot is past n
-                  5, 1, -1};  // spec 2.4 row 2: 5 >= cmpThr is dropped -> {1}
+                  5, 1, -1};  // row 2: 5 >= cmpThr is dropped -> {1}
   EXPECT_EQ(keysText(p, 0, 0), "o6 o7 c1#0 c0#1");
   EXPECT_EQ(keysText(p, 0, 1), "o7 o8 c1#0 c1#1");
   EXPECT_EQ(keysText(p, 0, 2), "o8 o9 c1#1");
@@ -118,7 +119,7 @@ TEST(SparseFlashMlaGolden, IndexRules) {
                   9, 2, 0, -1};  // 9 is beyond the batch's C
   EXPECT_EQ(keysText(p, 0, 0), "c0#1 c1#2");
   EXPECT_EQ(keysText(p, 0, 1), "c2#1 c0#2");
-  p.indexRule = SmlaIndexRule::UseInRange;  // grad spec 3.2 / 13 #4: used as given, >= C ends the scan
+  p.indexRule = SmlaIndexRule::UseInRange;  // used as given, >= C ends the scan
   EXPECT_EQ(keysText(p, 0, 0), "c3#0 c0#1 c1#2");
   EXPECT_EQ(keysText(p, 0, 1), "");
 }
@@ -146,7 +147,7 @@ TEST(SparseFlashMlaGolden, OriSparse) {
 }
 
 TEST(SparseFlashMlaGolden, EmptyRowsGiveZeroOutAndLse) {
-  // Spec 2.4: S1act = 12 > S2act = 10, mode 3: thr = i - 1; rows 0, 1 see nothing, row 2 sees ori 0 only.
+  // S1act = 12 > S2act = 10, mode 3: thr = i - 1; rows 0, 1 see nothing, row 2 sees ori 0 only.
   SparseFlashMlaProblem p;
   p.heads = 2, p.dim = 2, p.batches = {SmlaBatch{12, 10, 2, 2}}, p.cmpRatio = 4, p.cmpMaskMode = 3;
   p.oriMaskMode = 3, p.sinks = {0.5, -1.0};
@@ -236,7 +237,7 @@ TEST(SparseFlashMlaGolden, BackwardWorkedExampleOfGradSpec36) {
   EXPECT_NEAR(fwd.out[0], 0.549306, 1e-6);
   EXPECT_NEAR(fwd.out[1], 1.0 / 6, 1e-15);
   const auto g = gradkit::golden::sparseFlashMlaGradient(p, in);
-  const double tol = 5e-7;  // the spec prints 6 decimals
+  const double tol = 5e-7;  // the hand-worked values have 6 decimals
   EXPECT_NEAR(g.dq[0], 0.301737, tol);
   EXPECT_NEAR(g.dq[1], -0.091551, tol);
   EXPECT_NEAR(g.dOri[0], 0.075116, tol);
@@ -259,7 +260,7 @@ TEST(SparseFlashMlaGolden, BackwardWorkedExampleOfGradSpec36) {
 }
 
 TEST(SparseFlashMlaGolden, BackwardUsesGivenStatisticsAndKernelFormOfDSinks) {
-  // Inconsistent out / lse (grad spec 13 #5): G = D = 1, scale 1, sink 0, q = k = dO = 1, given out 0.5, lse ln 2.
+  // Inconsistent out / lse: G = D = 1, scale 1, sink 0, q = k = dO = 1, given out 0.5, lse ln 2.
   // P = e / 2, P_sink = 1/2, dP = 1, D = 0.5, dS = e / 4: dq = e / 4, dkv = dS q + P dO = 3e / 4,
   // dSinks = -P_sink * P * dP = -e / 4 (not -P_sink * D = -1/4).
   SparseFlashMlaProblem p;
@@ -312,7 +313,7 @@ TEST(SparseFlashMlaGolden, L1NormCountsOfGradSpec113) {
     EXPECT_EQ(gradkit::golden::smlaCmpThreshold(p, 0, s), count);
     EXPECT_NEAR(l1[s * 2048], std::exp(-3.0), 1e-12);
     EXPECT_NEAR(l1[s * 2048 + count - 1], std::exp(-3.0), 1e-12);
-    EXPECT_EQ(l1f[s * 2048 + count - 1], 0.049787067f);  // the spec's fp32 e^-3
+    EXPECT_EQ(l1f[s * 2048 + count - 1], 0.049787067f);  // e^-3 in fp32
     if (count < 2048) {
       EXPECT_EQ(l1[s * 2048 + count], 0.0);
     }

@@ -1,8 +1,9 @@
 // How many slots of a top-k list the sparse flash MLA golden reads when a top-k length exceeds the mask's count (mask
-// mode 0): spec sparse_flash_mla.md 2.2 says min(K, ori_topk_length) (ori) and min(K2, cmp_topk_length) (cmp, mode 0
-// with lengths), which is also what upstream's kernel and aclnnSparseFlashMla (smla_keys.h) read; the golden reads
-// min(K, length, S2act) and min(K2, length, C). The two differ only when slots past S2act (C) hold entries in range:
-// duplicates. These tests state the spec's reading; they fail on the golden as it is (reported to the lead).
+// mode 0): docs/sparse_attention.md ("What one query row sees") says min(K, ori_topk_length) (ori) and min(K2,
+// cmp_topk_length) (cmp, mode 0 with lengths), which is also what upstream's kernel and aclnnSparseFlashMla
+// (smla_keys.h) read; the golden reads min(K, length, S2act) and min(K2, length, C). The two differ only when slots
+// past S2act (C) hold entries in range: duplicates. These tests state the documented reading; they fail on the golden
+// as it is (reported to the lead).
 #include <gtest/gtest.h>
 
 #include <string>

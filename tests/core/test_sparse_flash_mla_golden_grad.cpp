@@ -175,7 +175,7 @@ TEST(SparseFlashMlaGoldenGrad, EmptyRowsEmptyBatchAndNoSink) {
 }
 
 TEST(SparseFlashMlaGoldenGrad, CmpOnly) {
-  // The L1 op's shape (k as cmp_kv, no ori rows; grad spec 3.1's cmp-only mode).
+  // The L1 op's shape (k as cmp_kv, no ori rows: the cmp-only mode).
   Case c = base(2, 3, {SmlaBatch{3, 0, 5, 0}});
   c.p.cmpMaskMode = 3;
   fill(c, 7);

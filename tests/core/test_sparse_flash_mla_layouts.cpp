@@ -1,7 +1,7 @@
-// The sparse flash MLA golden's storage addressing (golden/sparse_flash_mla_layouts.h) against spec
-// sparse_flash_mla.md 2.2 "Storage addressing": row maps of BSND / TND / PA_BBND written out by hand (seqUsed, a
-// shuffled block table, a dim-0 stride, a PA side without seqUsed), the rejections, scatter-add, and one problem
-// stored three ways (BSND, TND + PA_BBND) giving the same logical arrays and the same forward.
+// The sparse flash MLA golden's storage addressing (golden/sparse_flash_mla_layouts.h) against the addressing its
+// header states (docs/sparse_attention.md, "Layouts"): row maps of BSND / TND / PA_BBND written out by
+// hand (seqUsed, a shuffled block table, a dim-0 stride, a PA side without seqUsed), the rejections, scatter-add, and
+// one problem stored three ways (BSND, TND + PA_BBND) giving the same logical arrays and the same forward.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -93,7 +93,7 @@ TEST(SparseFlashMlaLayouts, ThreeStoragesOneProblem) {
   const std::vector<int32_t> indices = {1, 0, 0, -1, 1, 1, 0, 0, 0, -1, 7, 7};
   const SmlaSide qB = bsnd(2, 3, {3, 2}), oriB = bsnd(2, 5, {5, 4}), cmpB = bsnd(2, 2, {2, 1});
   // TND q: cu {0, 3, 5}, 6 rows (one padding row at the end). PA ori: bs 2, blocks b0 {3, 0, 4}, b1 {1, 5}; PA cmp:
-  // bs 1, blocks b0 {2, 0}, b1 {1}. Filled position by position from spec 2.2's formula.
+  // bs 1, blocks b0 {2, 0}, b1 {1}. Filled position by position from the PA_BBND row formula.
   std::vector<double> qT(6 * N * D, 99.0), oriP(6 * 2 * D, 99.0), cmpP(3 * 1 * D, 99.0);
   std::vector<int32_t> indicesT(6 * K, 55);
   const int32_t cuQ[] = {0, 3}, s1[] = {3, 2}, s2[] = {5, 4}, c[] = {2, 1};

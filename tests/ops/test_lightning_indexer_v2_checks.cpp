@@ -1,7 +1,8 @@
-// aclnnLightningIndexerV2GetWorkspaceSize: every rule (code and message) in upstream's order (spec
-// lightning_indexer.md 5), the tiling-time and value rules as 161002 in the first phase (DECISIONS.md 2), the A2/A3
-// profiles' rules (spec 11), and that the first broken rule is the one reported when two are broken. Only the first
-// phase is called: executors are destroyed unrun. The metadata op: test_lightning_indexer_v2_metadata_checks.cpp.
+// aclnnLightningIndexerV2GetWorkspaceSize: every rule (code and message) in upstream's order
+// (docs/lightning_indexer_v2.md "Checks"), the tiling-time and value rules as 161002 in the first phase (DECISIONS.md
+// "Check early and clearly"), the A2/A3 profiles' rules (upstream's arch22 tiling), and that the first broken rule is
+// the one reported when two are broken. Only the first phase is called: executors are destroyed unrun. The metadata op:
+// test_lightning_indexer_v2_metadata_checks.cpp.
 #include <gtest/gtest.h>
 
 #include <climits>

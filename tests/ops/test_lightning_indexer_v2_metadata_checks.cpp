@@ -1,7 +1,7 @@
-// aclnnLightningIndexerV2MetadataGetWorkspaceSize: every rule (code and message) in upstream's order (spec
-// lightning_indexer.md 6.2; workspaceSize / executor null 561103, every other rule 161002), the AI-CPU kernel's
-// run-time value checks moved into the first phase, upstream's two example calls that fail (topk 0; no cmp_residual_k
-// with cmp ratio 4 and the causal mask). Only the first phase is called: executors are destroyed unrun.
+// aclnnLightningIndexerV2MetadataGetWorkspaceSize: every rule (code and message) in upstream's order
+// (docs/lightning_indexer_v2.md "Checks"; workspaceSize / executor null 561103, every other rule 161002), the AI-CPU
+// kernel's run-time value checks moved into the first phase, upstream's two example calls that fail (topk 0; no
+// cmp_residual_k with cmp ratio 4 and the causal mask). Only the first phase is called: executors are destroyed unrun.
 #include <gtest/gtest.h>
 
 #include <cstdint>

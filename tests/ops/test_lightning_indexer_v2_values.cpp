@@ -1,5 +1,5 @@
 // LightningIndexerV2's values: the selection's order rules (ties to the lower index, NaN first, +0 above -0, -1 / -inf
-// padding, offsets), the spec's worked example (lightning_indexer.md 3.5) through the public API, the SIMD kernel
+// padding, offsets), the worked example of docs/lightning_indexer_v2.md through the public API, the SIMD kernel
 // table against the scalar one on every FMA target this CPU runs (bit for bit) for both dtypes and both sums orders,
 // the golden (fp64, written from the formulas) for BSND / TND / PA_BBND, strided views equal to dense ones with nothing
 // written outside them, the same bytes for 1, 2, 3 and 8 threads, returnValue 0 leaving sparseValues untouched, the
@@ -46,7 +46,7 @@ std::vector<int32_t> select(const std::vector<float>& scores, int64_t topk, int6
   return indices;
 }
 
-TEST(LiV2Select, TiesGoToTheLowerIndex) {  // spec 3.5's tie example
+TEST(LiV2Select, TiesGoToTheLowerIndex) {  // docs/lightning_indexer_v2.md: ties to the lower index
   EXPECT_EQ(select({2, 5, 5, 1}, 1), (std::vector<int32_t>{1}));
   EXPECT_EQ(select({2, 5, 5, 1}, 2), (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(select({7, 7, 7, 7, 7}, 3), (std::vector<int32_t>{0, 1, 2}));
@@ -239,8 +239,9 @@ void expectMatchesGolden(const Data& d, const Data::Result& r, const std::string
 }
 
 TEST(LiV2Values, WorkedExampleOfTheSpec) {
-  // spec 3.5: N1 = 2, q heads (1, 0) and (0, 1) (the rest of D zero), w = (1, 2), keys k0 = (1, 1), k1 = (2, -1);
-  // cr 4, Sk 2, residual 1, three rows, causal, K = 2: rows [0, -1] [3, -inf], [0, 1] [3, 2], [0, 1] [3, 2].
+  // docs/lightning_indexer_v2.md's worked example: N1 = 2, q heads (1, 0) and (0, 1) (the rest of D zero), w = (1, 2),
+  // keys k0 = (1, 1), k1 = (2, -1); cr 4, Sk 2, residual 1, three rows, causal, K = 2:
+  // rows [0, -1] [3, -inf], [0, 1] [3, 2], [0, 1] [3, 2].
   for (aclDataType dtype : {ACL_BF16, ACL_FLOAT16}) {
     Data d;
     d.dtype = dtype;

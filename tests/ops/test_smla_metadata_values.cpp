@@ -1,9 +1,9 @@
-// What the sparse attention metadata operators write. The planners directly: the worked example of spec
-// sparse_flash_mla.md 6.8 (24 cube cores, Ascend950 and A2/A3 tiles, every core's end), the all-empty image, split-G,
-// and small cases checked by hand (costs 6 ceil(m/16) + 10 ceil(s2/64) per block); the gradient's and the L1 norm's
-// images. Through the API: the upstream doc programs' calls under each profile's core count, that words outside the
-// image keep their content, strided metadata and inputs, and that the int32 inputs reach the planner as the spec's
-// source priorities say (a TND call against the same problem built by hand).
+// What the sparse attention metadata operators write. The planners directly: a worked example on upstream's doc
+// program's HCA call, computed by hand (24 cube cores, Ascend950 and A2/A3 tiles, every core's end), the all-empty
+// image, split-G, and small cases checked by hand (costs 6 ceil(m/16) + 10 ceil(s2/64) per block); the
+// gradient's and the L1 norm's images. Through the API: the upstream doc programs' calls under each profile's core
+// count, that words outside the image keep their content, strided metadata and inputs, and that the int32 inputs reach
+// the planner as upstream's source priorities say (a TND call against the same problem built by hand).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -38,7 +38,7 @@ std::vector<uint32_t> entry(const std::vector<uint32_t>& words, int core) {
   return {words.begin() + core * 9, words.begin() + core * 9 + 9};
 }
 
-/** The doc program's HCA problem (spec 6.8): 4 batches of 1024 rows, N1 64, r 128, band (127, 0), causal cmp. */
+/** The doc program's HCA problem: 4 batches of 1024 rows, N1 64, r 128, band (127, 0), causal cmp. */
 SmlaMetaProblem docHcaProblem(bool ascend950) {
   SmlaMetaProblem p;
   p.ascend950 = ascend950;
@@ -199,7 +199,8 @@ TEST(SmlaMetadataPlanner, GradImage) {
   // The grad doc program: 4096 rows, band (127, 0) gives at most 128 ori keys, the last row all 1024 cmp keys.
   EXPECT_EQ(planSmlaGradMetadata(docHcaProblem(true), 32), (std::vector<uint32_t>{4096, 128, 127, 0, 32, 128, 1024}));
   EXPECT_EQ(planSmlaGradMetadata(docHcaProblem(true), 24), (std::vector<uint32_t>{4096, 171, 170, 8, 24, 128, 1024}));
-  // The grad example (spec 11.1): one row, 2048 ori keys with band (127, 0), 16 cmp keys of ratio 128.
+  // Upstream's grad example program (examples/test_aclnn_sparse_flash_mla_grad.cpp): one row, 2048 ori keys with band
+  // (127, 0), 16 cmp keys of ratio 128.
   SmlaMetaProblem one = docHcaProblem(true);
   one.group = 16;
   one.batches = {{1, 0, 2048, 16, 0}};

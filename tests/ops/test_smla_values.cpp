@@ -233,9 +233,9 @@ TEST_P(SmlaValues, MatchesTheGoldenUnderTheDoubleBenchmark) {
 INSTANTIATE_TEST_SUITE_P(Cases, SmlaValues, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Named>& param) { return param.param.name; });
 
-// A top-k length past the mask's count (mask 0): spec 2.2 and upstream's kernel read min(K, length) slots, so the
-// duplicates in the slots past S2act (C) are keys. Fails while the golden reads min(K, length, S2act) (see
-// tests/core/test_sparse_flash_mla_golden_counts.cpp; reported to the lead).
+// A top-k length past the mask's count (mask 0): docs/sparse_attention.md and upstream's kernel read min(K, length)
+// slots, so the duplicates in the slots past S2act (C) are keys. Fails while the golden reads min(K, length, S2act)
+// (see tests/core/test_sparse_flash_mla_golden_counts.cpp; reported to the lead).
 TEST(SmlaValues, TopkLengthsPastTheMaskCountAreReadInFull) {
   Spec s;
   s.qRows = {2}, s.oriRows = {3}, s.oriMode = 0, s.winLeft = -1, s.winRight = -1;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Speed peer for `gradkit bench` (SparseFlashMla rows), and a check of the op's output: DeepSeek-V4 sparse MLA
-attention (include/aclnnop/aclnn_sparse_flash_mla.h, spec sparse_flash_mla.md 2.2-2.3) in pure torch, as a user
+attention (include/aclnnop/aclnn_sparse_flash_mla.h, docs/sparse_attention.md) in pure torch, as a user
 would write it. For every computed query row: the visible keys (the ori window of the mask, or the ori index list's
 entries inside it, then the compressed rows below the row's threshold, dense or listed; a negative entry ends a list,
 entries outside the window are dropped, duplicates kept) are gathered from the KV tensors through the layouts (BSND,
@@ -20,7 +20,7 @@ cmpResidualKv, oriTopkLength, cmpTopkLength, sinks; bf16 arrives as raw uint16 b
 tensor (--tensors: the keys passed, when --dir holds more, as the folders of `gradkit verify --dump` do). Without
 --check: times the forward with --threads threads (one warm-up, the fastest of --repeat, printed as "seconds <x>").
 With --check OUT.npy (the suite's "torch_check" cases hand it the op's attnOut; a dump folder has ours_attnOut.npy):
-compares the op's attnOut with this reference by spec 7.3's criterion (isclose with bf16 rtol 2^-7 atol 1e-4, fp16
+compares the op's attnOut with this reference by upstream's criterion (isclose with bf16 rtol 2^-7 atol 1e-4, fp16
 rtol 0.005 atol 2.5e-5, on >= 99.5 % of the elements, and every failing element's relative error < 10), prints the
 numbers (also into --check-report when given), then "seconds <x>" of the reference, and exits 1 when it fails.
 """
@@ -238,8 +238,8 @@ class Problem:
 
 
 def check(ours_path, reference, dtype_text, report):
-    """Spec 7.3's criterion of the op's attnOut against the reference; prints it (and writes it to `report`),
-    returns whether it passed."""
+    """Upstream's criterion (see the module docstring) of the op's attnOut against the reference; prints it (and
+    writes it to `report`), returns whether it passed."""
     ours = load(os.path.dirname(ours_path), os.path.basename(ours_path)[:-4], dtype_text).float().reshape(-1)
     ref = reference.float().reshape(-1)
     rtol, atol = (2.0**-7, 1e-4) if dtype_text == "bf16" else (0.005, 2.5e-5)

@@ -1,6 +1,6 @@
 // The arguments of aclnnSparseLightningIndexerKLLossGrad and aclnnSparseLightningIndexerKLLossGradMetadata, packed
-// once (spec lightning_indexer.md 8, 10). Upstream: ops-transformer attention/sparse_lightning_indexer_kl_loss_grad
-// and attention/sparse_lightning_indexer_kl_loss_grad_metadata.
+// once (docs/sparse_lightning_indexer_kl_loss_grad.md). Upstream: ops-transformer
+// attention/sparse_lightning_indexer_kl_loss_grad and attention/sparse_lightning_indexer_kl_loss_grad_metadata.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// aclnnSparseLightningIndexerKLLossGrad's checks (spec lightning_indexer.md 8, 9, 11; DECISIONS.md 1, 2, 5), each
-// failure "<api>: argument '<name>': expected ..., given ...":
+// aclnnSparseLightningIndexerKLLossGrad's checks (docs/sparse_lightning_indexer_kl_loss_grad.md "Checks"; DECISIONS.md
+// "For every operator" 1, 2, 5), each failure "<api>: argument '<name>': expected ..., given ...":
 //   1. the generated layer: null q, k, w, sparseIndices, attnSoftmaxL1Norm, dq, dk, dw, softmaxOut, layoutQ, layoutK
 //      -> 161001; on Ascend950 a null metadataOptional (the tiling requires it) -> 161001; workspaceSize, executor ->
 //      161001. The op definition's dtypes: q FLOAT16 / BFLOAT16, k as q, w FLOAT, sparseIndices INT32,

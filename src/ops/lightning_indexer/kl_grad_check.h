@@ -1,5 +1,6 @@
 // The checks of aclnnSparseLightningIndexerKLLossGrad and its Metadata op, in upstream's order (kl_grad_check.cpp,
-// kl_grad_metadata_check.cpp), with the rules upstream leaves to tiling or to no one (DECISIONS.md 2) as 161002.
+// kl_grad_metadata_check.cpp), with the rules upstream leaves to tiling or to no one as 161002 (DECISIONS.md "Check
+// early and clearly").
 #pragma once
 
 #include <cstdint>
@@ -11,12 +12,12 @@
 
 namespace gradkit::ops {
 
-/** Ascend950 limits (spec 9, 11): N1 in [1, 128], K in [1, 2048], cmpRatio in [1, 128]. */
+/** Ascend950 limits (upstream's aclnn doc and tiling): N1 in [1, 128], K in [1, 2048], cmpRatio in [1, 128]. */
 inline constexpr int64_t kKlMaxHeads950 = 128;
 inline constexpr int64_t kKlMaxTopk950 = 2048;
 inline constexpr int64_t kKlMaxCmpRatio = 128;
-/** Ascend910B / Ascend910_93 limits (spec 9, 11): N1 in {8, 16, 32, 64}, K 512 or a multiple of 1024 up to 8192,
- *  B <= 256, S1 <= 8K, S2 <= 512K. */
+/** Ascend910B / Ascend910_93 limits (upstream's aclnn doc and tiling): N1 in {8, 16, 32, 64}, K 512 or a multiple of
+ * 1024 up to 8192, B <= 256, S1 <= 8K, S2 <= 512K. */
 inline constexpr int64_t kKlMaxTopkA2 = 8192;
 inline constexpr int64_t kKlMaxBatchA2 = 256;
 inline constexpr int64_t kKlMaxQueryLengthA2 = 8192;

@@ -1,7 +1,8 @@
 // The value rules of aclnnSparseLightningIndexerKLLossGradGetWorkspaceSize that read the int32 tensors (host memory)
-// and that upstream leaves to its metadata AI-CPU kernel or to no one (spec lightning_indexer.md 8, 10.2; DECISIONS.md
-// 2): cu_seqlens from 0, non-decreasing, cu[B] <= T; 0 <= seqUsed[b] <= the batch's length, not every seqUsedQ 0;
-// 0 <= cmpResidualK[b] < cmpRatio; on A2/A3 B <= 256, S1 <= 8K, S2 <= 512K per batch.
+// and that upstream leaves to its metadata AI-CPU kernel or to no one (docs/sparse_lightning_indexer_kl_loss_grad.md
+// "Checks"; DECISIONS.md "Check early and clearly"): cu_seqlens from 0, non-decreasing, cu[B] <= T; 0 <= seqUsed[b] <=
+// the batch's length, not every seqUsedQ 0; 0 <= cmpResidualK[b] < cmpRatio; on A2/A3 B <= 256, S1 <= 8K, S2 <= 512K
+// per batch.
 #pragma once
 
 #include "aclnn/aclnn_base.h"

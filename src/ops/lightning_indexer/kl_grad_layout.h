@@ -1,6 +1,6 @@
-// The size model of SparseLightningIndexerKLLossGrad (spec lightning_indexer.md 2, 8): what a layout means for every
-// tensor's shape and for each batch's rows. No aclTensor and no rules: the checks add those, the plan, the tests and
-// the verify suite read the shapes and batches from here.
+// The size model of SparseLightningIndexerKLLossGrad (docs/sparse_lightning_indexer_kl_loss_grad.md, "Entry points and
+// layouts"): what a layout means for every tensor's shape and for each batch's rows. No aclTensor and no rules: the
+// checks add those, the plan, the tests and the verify suite read the shapes and batches from here.
 #pragma once
 
 #include <cstdint>

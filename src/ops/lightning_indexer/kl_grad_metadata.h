@@ -1,6 +1,7 @@
-// aclnnSparseLightningIndexerKLLossGradMetadata: the int32 [64] core-split image of upstream's AI-CPU kernels (spec
-// lightning_indexer.md 10.3), reproduced with gradkit's reported core counts so that the upstream example prints what
-// CANN would print. The main op accepts any such tensor and never reads it (its work split is its own).
+// aclnnSparseLightningIndexerKLLossGradMetadata: the int32 [64] core-split image of upstream's AI-CPU kernels
+// (docs/sparse_lightning_indexer_kl_loss_grad.md, "The Metadata op"), reproduced with gradkit's reported core counts so
+// that the upstream example prints what CANN would print. The main op accepts any such tensor and never reads it (its
+// work split is its own).
 //   Ascend950 (arch35): word 0 totalNum = sum of the batches' query rows, 1 ceil(totalNum / AIC), 2 that - 1, 3 that
 //   * AIC - totalNum, 4 min(totalNum, AIC) (unsigned 32-bit arithmetic, as upstream); words 5..63 0.
 //   A2/A3 (arch22): 0 coreNum = min(rows, AIC, 25), 1 totalSize (rows), 2 ceil(rows / coreNum), 3..7 0, 8..32 the

@@ -1,8 +1,8 @@
-// aclnnSparseLightningIndexerKLLossGradMetadata's checks, in upstream's order (spec lightning_indexer.md 10.2, op_host
-// sparse_lightning_indexer_kl_loss_grad_metadata_check.h), each failure 161002 "<api>: argument '<name>': expected
-// ..., given ...":
-//   0. workspaceSize, executor -> 161001 (upstream: 561103 ACLNN_ERR_INNER_NULLPTR; gradkit's null rule, DECISIONS 2);
-//      on A2/A3 a null metadata -> 161001 (upstream's whole A2/A3 check).
+// aclnnSparseLightningIndexerKLLossGradMetadata's checks, in upstream's order (op_host
+// sparse_lightning_indexer_kl_loss_grad_metadata_check.h; docs/sparse_lightning_indexer_kl_loss_grad.md, "Checks"),
+// each failure 161002 "<api>: argument '<name>': expected ..., given ...":
+//   0. workspaceSize, executor -> 161001 (upstream: 561103 ACLNN_ERR_INNER_NULLPTR; gradkit's null rule, DECISIONS.md
+//      "For every operator" 2); on A2/A3 a null metadata -> 161001 (upstream's whole A2/A3 check).
 //   1. single values: numHeadsQ (Ascend950 [1, 128]; A2/A3 {8, 16, 32, 64}), numHeadsK = 1, headDim = 128, topk
 //      (Ascend950 [1, 2048]; A2/A3 512 or 1024 m <= 8192), batchSize >= 0, maxSeqlenQ >= 0, maxSeqlenK >= 0,
 //      maskMode 0 or 3, cmpRatio in [1, 128], layoutQ / layoutK non-null, "TND" or "BSND", equal; BSND -> maxSeqlenQ >

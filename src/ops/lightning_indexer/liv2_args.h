@@ -1,5 +1,6 @@
 // The arguments of aclnnLightningIndexerV2 and aclnnLightningIndexerV2Metadata, packed once as the caller gave them.
-// Spec: ../shared/spec/lightning_indexer.md (sections 3-6, 11, 15); decisions: DECISIONS.md.
+// Facts and decisions: docs/lightning_indexer_v2.md; upstream's aclnnLightningIndexerV2 doc (ops-transformer
+// attention/lightning_indexer_v2/docs).
 #pragma once
 
 #include <cstdint>

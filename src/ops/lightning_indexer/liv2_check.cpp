@@ -1,15 +1,16 @@
-// aclnnLightningIndexerV2GetWorkspaceSize: spec lightning_indexer.md 5 in upstream's order, every failure
+// aclnnLightningIndexerV2GetWorkspaceSize: docs/lightning_indexer_v2.md "Checks", in upstream's order, every failure
 // "<api>: argument '<name>': expected ..., given ...":
 //   workspaceSize, executor, then the generated layer: q, k, w, sparseIndices, sparseValues and the layout strings
 //   non-null (161001); the op definition's dtypes (q, k FLOAT16 / BFLOAT16 alike, w FLOAT, every optional INT32,
 //   sparseIndices INT32, sparseValues FLOAT).
-//   Then the tiling checkers (upstream 561002, here 161002 per DECISIONS.md 2), phase by phase: single parameters
-//   (layouts, topk, maskMode, cmpRatio, maxSeqlenQ, returnValue, ranks; the paged cache's block size), existence
-//   (metadata on Ascend950, the cu_seqlens each layout needs or forbids, cmpResidualK iff cmpRatio != 1 and maskMode
-//   != 0 on Ascend950, blockTable and sequsedK with PA_BBND; conditionally required tensors missing are 161001 as a
-//   null pointer), features (N2 = 1, D = 128, N1 in [1, 64], q not empty) and the shapes that must agree.
+//   Then the tiling checkers (upstream 561002, here 161002 per DECISIONS.md "Check early and clearly"), phase by phase:
+//   single parameters (layouts, topk, maskMode, cmpRatio, maxSeqlenQ, returnValue, ranks; the paged cache's block
+//   size), existence (metadata on Ascend950, the cu_seqlens each layout needs or forbids, cmpResidualK iff
+//   cmpRatio != 1 and maskMode != 0 on Ascend950, blockTable and sequsedK with PA_BBND; conditionally required tensors
+//   missing are 161001 as a null pointer), features (N2 = 1, D = 128, N1 in [1, 64], q not empty) and the shapes that
+//   must agree.
 //   The A2/A3 profiles (GRADKIT_SOC) take upstream's arch22 rules: topk in [1, 2048] or a multiple of 1024 up to
-//   8192, no sequsedQ or outputIdxOffset, sequsedK with PA_BBND only (spec 11); metadata, cmpResidualK and maxSeqlenQ
+//   8192, no sequsedQ or outputIdxOffset, sequsedK with PA_BBND only; metadata, cmpResidualK and maxSeqlenQ
 //   optional (maxSeqlenQ, a hint on Ascend950, is ignored there as by the arch22 tiling).
 //   Then gradkit's own: B <= 2^24, private formats, the memory rules, and last the values read from host memory
 //   (liv2_check_values.cpp).

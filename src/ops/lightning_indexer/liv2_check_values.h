@@ -1,8 +1,8 @@
 // The values of aclnnLightningIndexerV2's int32 tensors, read from host memory in the first phase: the per-batch
 // arrays (cu_seqlens, seqused, cmpResidualK) for the size model, and the rules upstream leaves to its AI-CPU metadata
-// kernel or to nobody (DECISIONS.md 2): cu_seqlens from 0 and non-decreasing within the rows, seqused within the
-// lengths, cmpResidualK in [0, cmpRatio), the block-table entries the used keys go through within the cache, and
-// outputIdxOffset >= 0 with every index it shifts within int32.
+// kernel or to nobody (DECISIONS.md "Check early and clearly"): cu_seqlens from 0 and non-decreasing within the rows,
+// seqused within the lengths, cmpResidualK in [0, cmpRatio), the block-table entries the used keys go through within
+// the cache, and outputIdxOffset >= 0 with every index it shifts within int32.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The LightningIndexerV2 size model (spec lightning_indexer.md 2, 3.2, 3.4): layouts, the dims of a call, the shapes
+// The LightningIndexerV2 size model (docs/lightning_indexer_v2.md): layouts, the dims of a call, the shapes
 // the other tensors must have, and the per-batch rows and keys a call uses. One description for the checks, the plan,
 // the CLI suite and the tests. It knows nothing about aclTensor.
 #pragma once

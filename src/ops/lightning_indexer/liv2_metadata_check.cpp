@@ -1,10 +1,11 @@
-// aclnnLightningIndexerV2MetadataGetWorkspaceSize: spec lightning_indexer.md 6.2 in upstream's order. workspaceSize and
-// executor null: 561103 (upstream's own code); every other rule 161002 with "<api>: argument '<name>': expected ...,
-// given ...": the single values, the tensors each layout needs, their ranks, dtypes and batch sizes, then (gradkit:
-// upstream's AI-CPU kernel checks them when it runs) the values: cu_seqlens from 0 and non-decreasing, seqused in
-// [0, length], cmpResidualK in [0, cmpRatio). An optional tensor counts as given only when it is non-null with rank >=
-// 1 and dim 0 > 0 (upstream's rule); otherwise it is ignored. gradkit's limits: the batch count and the M blocks the
-// planner walks (liv2_metadata_plan.cpp) bounded, max_seqlen values within int32 (upstream's attribute width).
+// aclnnLightningIndexerV2MetadataGetWorkspaceSize: docs/lightning_indexer_v2.md "Checks", in upstream's order.
+// workspaceSize and executor null: 561103 (upstream's own code); every other rule 161002 with "<api>: argument
+// '<name>': expected ..., given ...": the single values, the tensors each layout needs, their ranks, dtypes and batch
+// sizes, then (gradkit: upstream's AI-CPU kernel checks them when it runs) the values: cu_seqlens from 0 and
+// non-decreasing, seqused in [0, length], cmpResidualK in [0, cmpRatio). An optional tensor counts as given only when
+// it is non-null with rank >= 1 and dim 0 > 0 (upstream's rule); otherwise it is ignored. gradkit's limits: the batch
+// count and the M blocks the planner walks (liv2_metadata_plan.cpp) bounded, max_seqlen values within int32 (upstream's
+// attribute width).
 #include <climits>
 #include <cstring>
 #include <string>

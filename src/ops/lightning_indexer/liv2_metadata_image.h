@@ -1,5 +1,5 @@
 // The image aclnnLightningIndexerV2Metadata writes: a plain port of the idea of upstream's AI-CPU planner
-// (lightning_indexer_v2_metadata_aicpu.cpp, spec lightning_indexer.md 6.3), informative only (gradkit's
+// (lightning_indexer_v2_metadata_aicpu.cpp), informative only (gradkit's
 // aclnnLightningIndexerV2 never reads it). The (batch x N2) x (S1*G blocks of mBase rows) x (S2 blocks) grid is cut
 // into contiguous ranges over the cube cores by cost (6 per 16 rows + 10 per 64 keys of a block), whole batches first,
 // then whole rows, then blocks within a tolerance of half a block; a row cut between cores becomes a reduction task

@@ -1,5 +1,5 @@
 // The arguments of aclnnSparseFlashMla, packed once. Upstream: ops-transformer attention/sparse_flash_mla
-// (spec sparse_flash_mla.md 3).
+// (docs/aclnnSparseFlashMla.md there; here docs/sparse_attention.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// aclnnSparseFlashMla's rules in upstream's order (Ascend950's four-phase checker, spec 5.3, with the A2/A3 tiling
-// check's narrower limits of spec 5.2 and 4 where the profile says so). Optional tensors of zero elements are absent.
+// aclnnSparseFlashMla's rules in upstream's order (Ascend950's four-phase checker, with the A2/A3 tiling check's
+// narrower limits where the profile says so; docs/sparse_attention.md, "Checks, in order"). Optional tensors of zero
+// elements are absent.
 #include <climits>
 #include <cmath>
 #include <string>

@@ -1,7 +1,7 @@
-// The check of aclnnSparseFlashMla (spec sparse_flash_mla.md 5): null required tensors (161001), then upstream's
-// phases (single arguments, existence, features, cross-tensor shapes), the A2/A3 profile's narrower rules, the values
-// of the INT32 tensors read on the host (gradkit's addition, DECISIONS #2) and the memory rules; every failure after
-// the null checks is 161002 with "<api>: argument '<name>': expected ..., given ...".
+// The check of aclnnSparseFlashMla (docs/sparse_attention.md, "Checks, in order"): null required tensors (161001), then
+// upstream's phases (single arguments, existence, features, cross-tensor shapes), the A2/A3 profile's narrower rules,
+// the values of the INT32 tensors read on the host (gradkit's addition, DECISIONS.md "Check early and clearly") and the
+// memory rules; every failure after the null checks is 161002 with "<api>: argument '<name>': expected ..., given ...".
 #pragma once
 
 #include <initializer_list>

@@ -1,6 +1,7 @@
-// aclnnSparseFlashMla's cross-tensor shapes (upstream's fourth phase), the A2/A3 profile's narrower limits (spec 4,
-// 5.2), and the values of the INT32 tensors read on the host (prefix sums, used lengths, residuals, block tables, top-k
-// lengths: upstream leaves them to the caller or its AI CPU; gradkit rejects them in the first phase).
+// aclnnSparseFlashMla's cross-tensor shapes (upstream's fourth phase), the A2/A3 profile's narrower limits (upstream's
+// A2/A3 tiling check), and the values of the INT32 tensors read on the host (prefix sums, used lengths, residuals,
+// block tables, top-k lengths: upstream leaves them to the caller or its AI CPU; gradkit rejects them in the first
+// phase).
 #include <string>
 #include <vector>
 

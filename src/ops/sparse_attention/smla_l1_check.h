@@ -1,8 +1,8 @@
 // The check of aclnnSparseFlashMlaSoftmaxL1Norm: null required tensors (161001), then upstream's tiling rules in their
 // order (sparse_flash_mla_softmax_l1_norm_tiling.cpp: required inputs, layouts, dtypes, ranks, attributes, the
 // layout's shapes, N1 / D, lse, the optional length tensors, the sparse inputs), gradkit's shape rules for what the
-// kernels read and write, the values of the INT32 tensors (DECISIONS #2) and the memory rules; every failure after the
-// null checks is 161002 with "<api>: argument '<name>': expected ..., given ...".
+// kernels read and write, the values of the INT32 tensors (DECISIONS.md "Check early and clearly") and the memory
+// rules; every failure after the null checks is 161002 with "<api>: argument '<name>': expected ..., given ...".
 #pragma once
 
 #include <cstdint>

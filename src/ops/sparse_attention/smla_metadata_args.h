@@ -1,7 +1,7 @@
 // The arguments of DeepSeek-V4 sparse attention's three metadata operators, packed once, and the layout of what they
 // write. Upstream (ops-transformer attention/): sparse_flash_mla_metadata, sparse_flash_mla_grad_metadata,
 // sparse_flash_mla_softmax_l1_norm_metadata (AI CPU kernels planning the main operators' split over AI cores);
-// spec sparse_flash_mla.md 6, sparse_flash_mla_grad.md 7 and 10.
+// docs/sparse_attention.md, "Metadata operators".
 #pragma once
 
 #include <cstdint>
@@ -129,8 +129,8 @@ enum SmlaL1Field : int64_t {
 
 /**
  * gradkit's limits, checked before anything reads per-batch or per-row values: upstream keeps these counts in int32
- * and the first phase walks every batch and query row (spec sparse_flash_mla.md 6.5), so both are bounded by what a
- * real call can hold (2^20 batches; 2^24 query rows make a q of N1 x 512 values each: terabytes).
+ * and the first phase walks every batch and query row, so both are bounded by what a real call can hold (2^20
+ * batches; 2^24 query rows make a q of N1 x 512 values each: terabytes).
  */
 inline constexpr int64_t kSmlaMetaMaxBatch = int64_t{1} << 20;
 inline constexpr int64_t kSmlaMetaMaxRows = int64_t{1} << 24;

@@ -7,9 +7,10 @@
 //            headDim 512; with hasOriKv: oriTopk >= 0, the ori mask mode and windows per profile; with hasCmpKv:
 //            cmpTopk >= 0 (A2/A3 <= 8192), the cmp mask mode, cmpRatio per profile; layouts non-null and valid, kv
 //            equal to q unless PA_BBND (the gradient: BSND or TND, equal); BSND q: maxSeqlenQ > 0, BSND kv: the used
-//            sides' max seqlen > 0. gradkit adds upper bounds where upstream keeps the value in int32 (DECISIONS
-//            #12) and its batch limit. Upstream's numHeadsQ % numHeadsKv, G in [1, 128] and core-count rules cannot
-//            fail once numHeadsKv is 1 and the profile's counts are 24 / 32 (static_assert below).
+//            sides' max seqlen > 0. gradkit adds upper bounds where upstream keeps the value in int32 and its batch
+//            limit (docs/sparse_attention.md, "Checks, in upstream's order"). Upstream's numHeadsQ % numHeadsKv, G in
+//            [1, 128] and core-count rules cannot fail once numHeadsKv is 1 and the profile's counts are 24 / 32
+//            (static_assert below).
 //   existence ("exists" = non-null, rank > 0, dim 0 > 0): cu_seqlens for TND, seqused for PA_BBND kv, topk lengths
 //            for sparse mask mode 0, the residual for cmpRatio != 1 with cmp mask mode 3, metadata.
 //   consistency: (A2/A3) no cmp topk length; each existing tensor's rank and INT32; metadata [1024] INT32; the batch

@@ -1,5 +1,5 @@
-// The checks of the three sparse attention metadata operators, in upstream's order (spec sparse_flash_mla.md 6.3-6.4,
-// sparse_flash_mla_grad.md 7.3 and 10.2; upstream's *_metadata_check.h and the AI CPU kernels' ParamsCheck).
+// The checks of the three sparse attention metadata operators, in upstream's order (upstream's *_metadata_check.h and
+// the AI CPU kernels' ParamsCheck; docs/sparse_attention.md, "Checks, in upstream's order").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // aclnnSparseFlashMlaSoftmaxL1NormMetadata: upstream's order of rules (the strict copy of
-// sparse_flash_mla_softmax_l1_norm_metadata_check.h, spec sparse_flash_mla_grad.md 10.2), each failure
+// sparse_flash_mla_softmax_l1_norm_metadata_check.h), each failure
 // "<api>: argument '<name>': expected ..., given ...".
 //   workspaceSize, executor null: 561103; the profile (Ascend950 only). Everything else 161002.
 //   single:      batchSize, maxSeqLenQ, maxSeqLenK >= 0; numHeadsQ in [1, 128]; numHeadsK 1; headDim 512; topk >= 0;

@@ -2,11 +2,11 @@
 // words upstream's AI CPU kernels write. No aclTensor here (tests call them with any core count); the visible-key
 // counts of a query row come from kernels/smla_semantics.h, the one description of the masks.
 //
-// aclnnSparseFlashMlaMetadata (spec sparse_flash_mla.md 6.5): query rows are cut into M tiles (Ascend950: G rows of
-// one token, G > 64 splits G over two cube cores, which halves the planning cores; A2/A3: G, or (256 / G) G without
-// cmp top-k) and each tile's visible keys into S2 blocks (128 on Ascend950, 512 on A2/A3); a block costs
-// 6 ceil(m / 16) + 10 ceil(s2 / 64). Cube cores take, in order, whole batches, then whole tiles, while their load stays
-// within max(remaining / cores left, costliest tile) + half the last block's cost. A tile is never split, so the
+// aclnnSparseFlashMlaMetadata (docs/sparse_attention.md, "What they write"): query rows are cut into M tiles
+// (Ascend950: G rows of one token, G > 64 splits G over two cube cores, which halves the planning cores; A2/A3: G, or
+// (256 / G) G without cmp top-k) and each tile's visible keys into S2 blocks (128 on Ascend950, 512 on A2/A3); a block
+// costs 6 ceil(m / 16) + 10 ceil(s2 / 64). Cube cores take, in order, whole batches, then whole tiles, while their load
+// stays within max(remaining / cores left, costliest tile) + half the last block's cost. A tile is never split, so the
 // flash-decode area stays zero (upstream's batch-consistency mode, deterministic level 3, is not emulated).
 #pragma once
 

@@ -1,7 +1,7 @@
 // The metadata operators' size model: which layout each call has, and the planners' input (per-batch lengths, topk
-// lengths) from a checked call's arguments and int32 values, with upstream's source priorities (spec
-// sparse_flash_mla.md 6.5, sparse_flash_mla_grad.md 7.2 and 10.1): seqused, else cu_seqlens (TND), else the max
-// seqlen argument; PA_BBND kv without seqused on a top-k sparse side is an unknown length.
+// lengths) from a checked call's arguments and int32 values, with upstream's source priorities (its AI CPU kernels;
+// docs/sparse_attention.md, "What they write"): seqused, else cu_seqlens (TND), else the max seqlen argument; PA_BBND
+// kv without seqused on a top-k sparse side is an unknown length.
 #pragma once
 
 #include <cstdint>

@@ -2,8 +2,8 @@
 // aclnnSparseFlashMlaSoftmaxL1NormMetadata): upstream's "exists" test, where a batch count comes from, the int32
 // length tensors' rank and dtype, the metadata tensor, and the value rules upstream's AI CPU kernels apply at run time
 // (cu_seqlens from 0 and non-decreasing, seqused within the lengths, residual in [0, cmpRatio), topk lengths >= 0),
-// which gradkit checks in the first phase (DECISIONS #2: 161002). Every helper returns ACLNN_SUCCESS or records
-// "<api>: argument '<name>': expected ..., given ..." and returns the code.
+// which gradkit checks in the first phase (DECISIONS.md "Check early and clearly": 161002). Every helper returns
+// ACLNN_SUCCESS or records "<api>: argument '<name>': expected ..., given ..." and returns the code.
 #pragma once
 
 #include <cstdint>

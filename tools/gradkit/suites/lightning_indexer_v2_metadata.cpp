@@ -1,7 +1,7 @@
 // The LightningIndexerV2Metadata suite: cases/lightning_indexer_v2_metadata.json through
 // aclnnLightningIndexerV2Metadata, bit-exact against the image each case lists (worked out by hand from upstream's
-// AI-CPU planner, spec lightning_indexer.md 6.3, with the profile's core counts: 28 cube / 56 vector cores on
-// Ascend950), and the rejections of spec 6.2.
+// AI-CPU planner, lightning_indexer_v2_metadata_aicpu.cpp, with the profile's core counts: 28 cube / 56 vector cores on
+// Ascend950), and the rejections of docs/lightning_indexer_v2.md's "Checks".
 //
 // Case keys (besides name, seed, expect_status, expect_message, soc):
 //   "layout_q", "layout_k" (default "BSND" / layout_q; "null" passes nullptr), "batch_size" (0), "max_seqlen_q",

@@ -8,8 +8,8 @@
 // Bench: FLOPs 4 * N1 * D per visible key of every computed row (Q.K and P.V), bytes every passed tensor once, the
 // roofline on the GEMM peak of the products' type (bf16 on the native path), the peak RSS of the timed runs, and
 // tools/peers/sparse_flash_mla.py (the same attention in pure torch, bf16 as a user would run it) as the peer. Cases
-// with "torch_check" also run that script as a check of our attnOut (spec 7.3's criterion; the "extra" column).
-// Case keys: suites/sparse_flash_mla_suite.h.
+// with "torch_check" also run that script as a check of our attnOut (upstream's criterion, stated in the script; the
+// "extra" column). Case keys: suites/sparse_flash_mla_suite.h.
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -165,9 +165,9 @@ OpCall::Peer torchPeer(const SmlaSuiteCase& sc, const std::string& dtypeText) {
 }
 
 /**
- * The torch reference (tools/peers/sparse_flash_mla.py --check) on the case's inputs and our attnOut: spec 7.3's
- * criterion against torch in fp32 (P rounded tile by tile as the op where it runs bf16 on the native path), reported
- * beside the gate.
+ * The torch reference (tools/peers/sparse_flash_mla.py --check) on the case's inputs and our attnOut: upstream's
+ * criterion (stated in the script) against torch in fp32 (P rounded tile by tile as the op where it runs bf16 on the
+ * native path), reported beside the gate.
  */
 void torchCheck(OpCase& c, const SmlaSuiteCase& sc, VerifyRow& row) {
   TempDir dir;
@@ -190,7 +190,7 @@ void torchCheck(OpCase& c, const SmlaSuiteCase& sc, VerifyRow& row) {
   std::ifstream report(dir.path() / "check.txt");
   std::string line;
   std::getline(report, line);
-  row.extra = "torch check (spec 7.3): " + (line.empty() ? error : line);
+  row.extra = "torch check: " + (line.empty() ? error : line);
 }
 
 void addBench(OpCase& c, const SmlaSuiteCase& sc, const std::shared_ptr<const SmlaSuiteProblem>& sp, OpCall& call) {

@@ -1,8 +1,8 @@
-// SparseLightningIndexerKLLossGrad on dense row-major buffers (spec lightning_indexer.md 7): the gradients of
-// L = sum_t sum_j p[t,j] log(p[t,j] / y[t,j]) with y = softmax(I) over the valid slots of row t and
+// SparseLightningIndexerKLLossGrad on dense row-major buffers (docs/sparse_lightning_indexer_kl_loss_grad.md): the
+// gradients of L = sum_t sum_j p[t,j] log(p[t,j] / y[t,j]) with y = softmax(I) over the valid slots of row t and
 // I[t,j] = sum_h w[t,h] ReLU(q[t,h,:] . k[idx_j,:]). The kernels know nothing about aclTensor.
 //
-// Valid slots (spec 7.3, 15 #6): slot j of row t is valid iff j < min(K, c_t) and 0 <= idx_j < c_t, c_t from
+// Valid slots: slot j of row t is valid iff j < min(K, c_t) and 0 <= idx_j < c_t, c_t from
 // li_visibility.h. The valid slots of a row, in slot order, are "the row's n entries"; they are processed in blocks of
 // kKlSlotBlock (the last one padded with zero keys, whose scores are 0 and whose gradients are dropped).
 //

@@ -1,4 +1,4 @@
-// Which compressed keys a query row of the lightning indexer sees (spec lightning_indexer.md 2, 3.2, 7.3): the one
+// Which compressed keys a query row of the lightning indexer sees (docs/lightning_indexer_v2.md): the one
 // formula of LightningIndexerV2 (which keys it may select) and SparseLightningIndexerKLLossGrad (which slots are
 // valid). Compressed entry s of a batch covers the uncompressed tokens [s * cr, (s + 1) * cr); a batch that has seen
 // L = Sk * cr + res tokens (res = cmpResidualK[b] < cr, not yet compressed) aligns its Sq query rows right-down, so

@@ -29,7 +29,7 @@ struct SmlaKvSource {
   int64_t tableColumns = 0;
 };
 
-/** One batch's sizes (spec sparse_flash_mla.md 2.2). */
+/** One batch's sizes (docs/sparse_attention.md, "Layouts"). */
 struct SmlaBatch {
   int64_t qRow0 = 0;     // the batch's first query row in q (BSND b * S1, TND cuSeqlensQ[b])
   int64_t qRows = 0;     // query rows the batch owns in q; rows [s1, qRows) are written 0

@@ -1,5 +1,5 @@
-// Which keys one query row of DeepSeek-V4 sparse MLA attention sees (spec sparse_flash_mla.md 2.2): the one
-// description read by the forward and backward kernels, the plans and the metadata planner.
+// Which keys one query row of DeepSeek-V4 sparse MLA attention sees (docs/sparse_attention.md, "What one query row
+// sees"): the one description read by the forward and backward kernels, the plans and the metadata planner.
 //
 // Row i (0-based) of a batch with s1 query rows, s2 ori KV rows, c compressed rows (restored length
 // r_len = c * ratio + residual) attends over the ori part, then the cmp part:
