@@ -11,6 +11,9 @@ Precision gates (docs/mhc.md, "How it is verified"):
   over at most a few thousand terms and their inputs (the fp32 caches) carry a few roundings each, which gives
   errors of order 1e-7. 1e-5 keeps a margin of about 100 over that, yet is below the effect of HF32 operands
   (2^-12 = 2.4e-4 per operand, about 1e-4 normwise) and far below any wrong term in a formula.
+- grad_alpha (three sums over every token and column, whose terms cancel: its normwise error reached 1.3e-5 on some
+  inputs) is judged per element against the sum of its terms' magnitudes instead: |ours - ref| <= 1e-6 sum |terms|
+  (fp32 accumulation gives about 1e-7 of it: the worst of 720 random problems was 9.9e-8).
 - V2 with opImplMode 1 is compared with the same torch forward whose matmul operands (x * gamma and phi; in the
   backward dm and phi, dm and x * gamma) are rounded to HF32 (11 explicit mantissa bits, ties away from zero)
   with the same fp32 gate, and must miss the plain fp32 reference by more than that gate.
@@ -19,11 +22,13 @@ import pytest
 import torch
 
 from gradkit_ctypes import AclnnError, load_library, mhc_pre, mhc_pre_backward
+from seeds import stable_seed
 
 LIB = load_library()
 NORM_EPS = 1e-6
 HC_EPS = 1e-6
 FP32_RTOL = 1e-5
+SUM_RTOL = 1e-6
 D = 64  # the smallest hidden size the Ascend950 profile accepts (a multiple of 64)
 
 
@@ -60,15 +65,19 @@ def torch_forward(x, phi, alpha, bias, gamma, hf32=False):
     xg = xflat if gamma is None else xflat * gamma.reshape(-1)
     h_mix = Hf32Matmul.apply(xg, phi) if hf32 else xg @ phi.T
     w = h_mix * inv_rms[:, None]
-    h_pre = torch.sigmoid(w[:, :n] * alpha[0] + bias[:n]) + HC_EPS
-    h_post = 2 * torch.sigmoid(w[:, n:2 * n] * alpha[1] + bias[n:2 * n])
-    h_res = w[:, 2 * n:] * alpha[2] + bias[2 * n:]
+    # The pre-activations alpha_k * w_k + bias_k of the three maps (returned with w: the terms of grad_alpha).
+    pre = [w[:, :n] * alpha[0] + bias[:n], w[:, n:2 * n] * alpha[1] + bias[n:2 * n], w[:, 2 * n:] * alpha[2] +
+           bias[2 * n:]]
+    h_pre = torch.sigmoid(pre[0]) + HC_EPS
+    h_post = 2 * torch.sigmoid(pre[1])
+    h_res = pre[2]
     if h_res.shape[1] == n * n:
         h_res = h_res.reshape(tokens, n, n)
     h_in = (h_pre[:, :, None] * xf).sum(1)
     return {"h_in": h_in.reshape(*lead, d), "h_post": h_post.reshape(*lead, n),
             "h_res": h_res.reshape(*lead, *h_res.shape[1:]), "inv_rms": inv_rms.reshape(lead),
-            "h_mix": h_mix.reshape(*lead, -1), "h_pre": h_pre.reshape(*lead, n)}
+            "h_mix": h_mix.reshape(*lead, -1), "h_pre": h_pre.reshape(*lead, n),
+            "pre": pre, "w": [w[:, :n], w[:, n:2 * n], w[:, 2 * n:]]}
 
 
 def make_problem(dtype, layout, n, with_gamma, seed):
@@ -96,12 +105,16 @@ def reference(p, with_post, hf32=False):
     leaves = {k: None if p[k] is None else p[k].double().requires_grad_() for k in ("x", "phi", "alpha", "bias",
                                                                                     "gamma")}
     out = torch_forward(leaves["x"], leaves["phi"], leaves["alpha"], leaves["bias"], leaves["gamma"], hf32)
-    torch.autograd.backward([out["h_in"], out["h_post"], out["h_res"]],
-                            [p["grad_h_in"].double(), p["grad_h_post"].double(), p["grad_h_res"].double()])
+    outputs = [out["h_in"], out["h_post"], out["h_res"]]
+    output_grads = [p["grad_h_in"].double(), p["grad_h_post"].double(), p["grad_h_res"].double()]
+    # grad_alpha[k] = sum over tokens and columns of dL/dpre_k * w_k: the sum of the absolute terms scales its check.
+    grad_pre = torch.autograd.grad(outputs, out["pre"], output_grads, retain_graph=True)
+    alpha_terms = torch.stack([(g * w).abs().sum() for g, w in zip(grad_pre, out["w"])]).detach()
+    torch.autograd.backward(outputs, output_grads)
     grads = {"grad_x": leaves["x"].grad + (p["grad_x_post"].double() if with_post else 0),
              "grad_phi": leaves["phi"].grad, "grad_alpha": leaves["alpha"].grad, "grad_bias": leaves["bias"].grad,
-             "grad_gamma": None if p["gamma"] is None else leaves["gamma"].grad}
-    return {k: v.detach() for k, v in out.items()}, grads
+             "grad_gamma": None if p["gamma"] is None else leaves["gamma"].grad, "alpha_terms": alpha_terms}
+    return {k: v.detach() for k, v in out.items() if k not in ("pre", "w")}, grads
 
 
 def ours(p, with_post, op_impl_mode=None):
@@ -146,13 +159,20 @@ def check_forward(got, expected):
         assert_fp32_close(key, got[key], expected[key])
 
 
+def assert_sum_close(name, got, expected, terms):
+    """Each element of a long signed sum within SUM_RTOL of the sum of its terms' magnitudes (fp64 `terms`)."""
+    worst = ((got.double() - expected).abs() / terms).max().item()
+    assert worst <= SUM_RTOL, f"{name}: an element misses by {worst:.3g} of the sum of its terms' magnitudes"
+
+
 def check_backward(got, expected):
     assert_rounded_once("gradX", got["grad_x"], expected["grad_x"])
-    for key in ("grad_phi", "grad_alpha", "grad_bias", "grad_gamma"):
+    for key in ("grad_phi", "grad_bias", "grad_gamma"):
         if expected[key] is None:
             assert got[key] is None
             continue
         assert_fp32_close(key, got[key], expected[key])
+    assert_sum_close("grad_alpha", got["grad_alpha"], expected["grad_alpha"], expected["alpha_terms"])
 
 
 @pytest.mark.parametrize("with_post", [True, False], ids=["gradXPost", "noGradXPost"])
@@ -161,7 +181,7 @@ def check_backward(got, expected):
 @pytest.mark.parametrize("layout", ["TND", "BSND"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 def test_forward_and_gradients_match_torch_fp64(dtype, layout, n, with_gamma, with_post):
-    p = make_problem(dtype, layout, n, with_gamma, seed=hash((str(dtype), layout, n, with_gamma)) % 2**31)
+    p = make_problem(dtype, layout, n, with_gamma, seed=stable_seed(dtype, layout, n, with_gamma))
     expected_forward, expected_grads = reference(p, with_post)
     got_forward, got_grads = ours(p, with_post)
     check_forward(got_forward, expected_forward)

@@ -15,6 +15,7 @@ if tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2]) <
     pytest.skip(f"torch {torch.__version__} < 2.7 is not the reference for dropout", allow_module_level=True)
 
 from gradkit_ctypes import NumpyTensor, load_library  # noqa: E402
+from seeds import stable_seed  # noqa: E402
 from test_dropout_common import (BITS, DTYPES, PATH_V3GRAD, Runner, contiguous, differing,  # noqa: E402
                                  strided)
 
@@ -30,7 +31,7 @@ def setup_module():
 
 
 def rng_for(*parts):
-    return np.random.default_rng([SEED, *[hash(str(part)) % (2**31) for part in parts]])
+    return np.random.default_rng([SEED, *[stable_seed(str(part)) for part in parts]])
 
 
 def random_grad(rng, shape, name):
