@@ -150,10 +150,7 @@ const void* keyOperandsOf(const SmlaProblem& p, const GradSlot& slot, int64_t ke
     *keysLd = rowStride;
     return slot.rows[0];
   }
-  const int64_t bytes = smlaOperandBytes(type);
-  for (int64_t r = 0; r < keys; ++r) {
-    smlaLoadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keys) + r * p.d * bytes);
-  }
+  smlaLoadKeyOperands(p, slot.rows, keys, slot.keys);
   *keysLd = p.d;
   return slot.keys;
 }

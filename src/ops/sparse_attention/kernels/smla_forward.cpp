@@ -34,11 +34,6 @@ struct SmlaSlot {
   void* gemmScratch = nullptr;
 };
 
-GemmShape scoreShape(const SmlaProblem& p, int64_t keys) {
-  const aclDataType type = smlaProductType(p);
-  return {p.n1, keys, p.d, false, true, p.d, p.d, kSmlaKeyTile, type, 1.0f, 0.0f, p.tileSums};
-}
-
 GemmShape valueShape(const SmlaProblem& p, int64_t keys) {
   const aclDataType type = smlaProductType(p);
   return {p.n1, p.d, keys, false, false, kSmlaKeyTile, p.d, p.d, type, 1.0f, 1.0f, p.tileSums};
@@ -48,8 +43,8 @@ GemmShape valueShape(const SmlaProblem& p, int64_t keys) {
 size_t gemmScratchBytes(const SmlaProblem& p) {
   size_t bytes = 0;
   for (int64_t keys = 1; keys <= kSmlaKeyTile; ++keys) {
-    bytes =
-        std::max({bytes, TileGemm(scoreShape(p, keys)).scratchBytes(), TileGemm(valueShape(p, keys)).scratchBytes()});
+    bytes = std::max(
+        {bytes, TileGemm(smlaScoreShape(p, keys)).scratchBytes(), TileGemm(valueShape(p, keys)).scratchBytes()});
   }
   return bytes;
 }
@@ -87,11 +82,8 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
   int64_t seen = 0;
   for (int64_t keys = cursor.next(slot.rows, kSmlaKeyTile); keys > 0; keys = cursor.next(slot.rows, kSmlaKeyTile)) {
     seen += keys;
-    const int64_t keyBytes = p.d * smlaOperandBytes(type);
-    for (int64_t r = 0; r < keys; ++r) {
-      smlaLoadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keys) + r * keyBytes);
-    }
-    table.gemm(scoreShape(p, keys), slot.q, slot.keys, slot.s, slot.gemmScratch);
+    smlaLoadKeyOperands(p, slot.rows, keys, slot.keys);
+    table.gemm(smlaScoreShape(p, keys), slot.q, slot.keys, slot.s, slot.gemmScratch);
     FaForwardRows rows;
     rows.s = slot.s;
     rows.ld = kSmlaKeyTile;

@@ -12,6 +12,7 @@
 #include "core/gemm_shape.h"
 #include "core/tile_path.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
+#include "ops/sparse_attention/kernels/smla_operands.h"
 
 namespace gradkit::kernels {
 
@@ -92,6 +93,19 @@ void smlaForward(const SmlaProblem& problem, const SmlaSchedule& schedule, const
 /** The product operands' type of the problem: BF16 on the native path, else FLOAT. */
 inline aclDataType smlaProductType(const SmlaProblem& p) {
   return p.tilePath == TilePath::NativeBf16 ? ACL_BF16 : ACL_FLOAT;
+}
+
+/** S[n1][keys] (ld kSmlaKeyTile) = Q[n1][d] K[keys][d]^T: one row's scores against a tile of keys. */
+inline GemmShape smlaScoreShape(const SmlaProblem& p, int64_t keys) {
+  return {p.n1, keys, p.d, false, true, p.d, p.d, kSmlaKeyTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
+}
+
+/** The io rows of `keys` keys (rows[r]: d elements each) as consecutive product operands at dst. */
+inline void smlaLoadKeyOperands(const SmlaProblem& p, const void* const* rows, int64_t keys, void* dst) {
+  const aclDataType type = smlaProductType(p);
+  const int64_t keyBytes = p.d * smlaOperandBytes(type);
+  for (int64_t r = 0; r < keys; ++r)
+    smlaLoadOperands(p.ioType, type, rows[r], p.d, static_cast<char*>(dst) + r * keyBytes);
 }
 
 }  // namespace gradkit::kernels

@@ -30,15 +30,10 @@ struct SmlaL1Slot {
   void* gemmScratch = nullptr;
 };
 
-/** S[n1][keys] (ld kSmlaKeyTile) = Q[n1][d] K[keys][d]^T, as the forward's first product. */
-GemmShape scoreShape(const SmlaProblem& p, int64_t keys) {
-  return {p.n1, keys, p.d, false, true, p.d, p.d, kSmlaKeyTile, smlaProductType(p), 1.0f, 0.0f, p.tileSums};
-}
-
 size_t gemmScratchBytes(const SmlaProblem& p) {
   size_t bytes = 0;
   for (int64_t keys = 1; keys <= kSmlaKeyTile; ++keys)
-    bytes = std::max(bytes, TileGemm(scoreShape(p, keys)).scratchBytes());
+    bytes = std::max(bytes, TileGemm(smlaScoreShape(p, keys)).scratchBytes());
   return bytes;
 }
 
@@ -71,14 +66,10 @@ void l1Row(const SmlaProblem& p, const FaKernelTable& table, const SmlaL1Io& io,
   SmlaKeyTrace trace;
   trace.keys = slot.keys;
   trace.slots = slot.slots;
-  const aclDataType type = smlaProductType(p);
-  const int64_t keyBytes = p.d * smlaOperandBytes(type);
   for (int64_t keys = cursor.nextOfOnePart(slot.rows, kSmlaKeyTile, trace); keys > 0;
        keys = cursor.nextOfOnePart(slot.rows, kSmlaKeyTile, trace)) {
-    for (int64_t r = 0; r < keys; ++r) {
-      smlaLoadOperands(p.ioType, type, slot.rows[r], p.d, static_cast<char*>(slot.keyOperands) + r * keyBytes);
-    }
-    table.gemm(scoreShape(p, keys), slot.q, slot.keyOperands, slot.s, slot.gemmScratch);
+    smlaLoadKeyOperands(p, slot.rows, keys, slot.keyOperands);
+    table.gemm(smlaScoreShape(p, keys), slot.q, slot.keyOperands, slot.s, slot.gemmScratch);
     FaBackwardRows rows;
     rows.s = slot.s;
     rows.ld = kSmlaKeyTile;
