@@ -26,6 +26,10 @@ class TileGemmRowsAdd {
    */
   TileGemmRowsAdd(const GemmShape& first, const GemmShape& second);
 
+  /** The two products as run() forms them into a tile: the first written (beta 0), the second added (beta 1), ldc n. */
+  const GemmShape& firstIntoTile() const { return first_.shape(); }
+  const GemmShape& secondIntoTile() const { return second_.shape(); }
+
   /** True where run() takes the fused AVX512-BF16 kernel (else the two products go through `tile`). */
   bool fused() const { return fused_; }
 

@@ -36,11 +36,9 @@ float ioDotScalar(aclDataType ioType, const uint16_t* x, const uint16_t* y, int6
 
 void keyGradientsScalar(const GemmShape& first, const void* a1, const void* b1, const GemmShape& second, const void* a2,
                         const void* b2, float* const* rows, float* tile, void*) {
-  GemmShape x = first, y = second;
-  x.beta = 0.0f, y.beta = 1.0f;
-  x.ldc = y.ldc = first.n;
-  faRunGemmScalar(x, a1, b1, tile, nullptr);
-  faRunGemmScalar(y, a2, b2, tile, nullptr);
+  const TileGemmRowsAdd sum(first, second);  // the shapes of its composition, run by the scalar products
+  faRunGemmScalar(sum.firstIntoTile(), a1, b1, tile, nullptr);
+  faRunGemmScalar(sum.secondIntoTile(), a2, b2, tile, nullptr);
   for (int64_t r = 0; r < first.m; ++r) {
     for (int64_t j = 0; j < first.n; ++j) rows[r][j] += tile[r * first.n + j];
   }
