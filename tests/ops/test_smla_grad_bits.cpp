@@ -1,5 +1,6 @@
 // aclnnSparseFlashMlaGrad's bits: identical for 1, 2, 3 and 8 threads (through the C API and through the plan with
-// that many workers), identical for the Highway kernel table and the plain scalar table on each tile path (Highway:
+// that many workers), identical for the Highway kernel table (on every Highway target with FMA this CPU runs) and the
+// plain scalar table on each tile path (Highway:
 // fp32 P and dS; native bf16 with sequential or paired sums: P and dS rounded to bf16), each path within the double
 // benchmark of its own naive chain.
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "hwy/targets.h"
+#include "ops/op_test_util.h"
 #include "ops/smla_grad_util.h"
 
 namespace gradkit::test::smla {
@@ -80,10 +83,12 @@ TEST(SmlaGradBits, SimdEqualsScalarOnEveryPath) {
     GradData g(s);
     for (const Path& path : paths) {
       if (path.path == TilePath::NativeBf16 && s.dtype != ACL_BF16) continue;  // native runs bf16 inputs only
-      const GradResult simd = runGradPlan(g, {}, path.path, path.sums, kernels::kFaSimdKernels, 2);
       const GradResult scalar = runGradPlan(g, {}, path.path, path.sums, kernels::kFaScalarKernels, 3);
-      EXPECT_TRUE(sameBits(simd, scalar)) << nameOf(s) << " on " << path.name;
-      EXPECT_TRUE(gradMatchesGolden(g, simd, {}, path.path == TilePath::NativeBf16)) << nameOf(s) << " " << path.name;
+      EXPECT_TRUE(gradMatchesGolden(g, scalar, {}, path.path == TilePath::NativeBf16)) << nameOf(s) << " " << path.name;
+      forEachFmaTarget([&](int64_t target) {
+        const GradResult simd = runGradPlan(g, {}, path.path, path.sums, kernels::kFaSimdKernels, 2);
+        EXPECT_TRUE(sameBits(simd, scalar)) << nameOf(s) << " on " << path.name << ", " << hwy::TargetName(target);
+      });
     }
   }
 }
