@@ -98,7 +98,8 @@ HWY_INLINE void StagePairStep(const uint16_t* const* rows, size_t kk, const floa
 
 /**
  * Stages kP token pairs of the chunk: pair p's xg at xg + p * 2 * chunk, (k, token) at [2 * k + token]; the sums
- * of squares advance in their 8 partials (k mod 8: the low then the high 8 lanes of each 16). A missing second
+ * of squares of the chunk run in their 8 partials (k mod 8: the low then the high 8 lanes of each 16), added to
+ * `squares` at the end. A missing second
  * token of the last pair (`tokens` odd) stages zeros. Tails run through zero-padded buffers.
  */
 template <bool kHalf, bool kGamma, bool kHf32, size_t kP>
@@ -106,7 +107,7 @@ HWY_INLINE void StagePairs(const uint16_t* x, size_t k, const float* gamma, size
                            float* squares, size_t tokens) {
   constexpr size_t kT = 2 * kP;
   __m256 sum[kT];
-  for (size_t t = 0; t < kT; ++t) sum[t] = _mm256_loadu_ps(squares + t * 8);
+  for (size_t t = 0; t < kT; ++t) sum[t] = _mm256_setzero_ps();  // the chunk's own partials (mhc_pre_kernel.h)
   const uint16_t* rows[kT];
   for (size_t t = 0; t < kT; ++t) rows[t] = t < tokens ? x + t * k : nullptr;
   size_t kk = 0;
@@ -130,7 +131,7 @@ HWY_INLINE void StagePairs(const uint16_t* x, size_t k, const float* gamma, size
     StagePairStep<kHalf, kGamma, kHf32, kP>(tail, 0, scale, out, sum);
     for (size_t p = 0; p < kP; ++p) std::memcpy(xg + p * 2 * chunk + 2 * kk, staged[p], 2 * rest * sizeof(float));
   }
-  for (size_t t = 0; t < kT; ++t) _mm256_storeu_ps(squares + t * 8, sum[t]);
+  for (size_t t = 0; t < kT; ++t) _mm256_storeu_ps(squares + t * 8, _mm256_add_ps(_mm256_loadu_ps(squares + t * 8), sum[t]));
 }
 
 /** Stages the chunk of `tokens` tokens, 4 pairs at a time (8 independent chains of squares). */

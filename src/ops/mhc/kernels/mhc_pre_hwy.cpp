@@ -1,7 +1,8 @@
 // The SIMD MhcPre block kernel, compiled once per Highway target and dispatched at run time. It runs on x86
 // targets from AVX2 on (8 fp32 lanes per vector, native FMA, exact fp16 conversion through F16C); other targets
 // run the scalar kernel. Same operations in the same order as mhc_pre_scalar.cpp (mhc_pre_kernel.h):
-//   stage:  xg = float(x) * gamma (HF32-rounded), squares[lane] = fma(x, x, squares[lane]), 8 k per vector;
+//   stage:  xg = float(x) * gamma (HF32-rounded), chunk[lane] = fma(x, x, chunk[lane]) from 0, 8 k per vector,
+//           then squares[lane] += chunk[lane];
 //   matmul: 4 token rows x w vectors of h_mix in registers; per k, broadcast xg(t, k) and fma with the packed
 //           phi panel row; each chunk's sums are added to h_mix in memory;
 //   h_in:   x0 * h0, then fma per stream; narrowed once (RNE).
@@ -53,8 +54,8 @@ HWY_INLINE V8 Scaled(V8 v, V8 gamma) {
 }
 
 /**
- * Stages the chunk of kR tokens (rows `k` elements apart in x, `chunk` apart in xg): xg[kk] for kk < kc, advancing
- * each token's 8 partial sums of squares. The tokens are interleaved so that their fma chains overlap (one token's
+ * Stages the chunk of kR tokens (rows `k` elements apart in x, `chunk` apart in xg): xg[kk] for kk < kc, adding
+ * the chunk's 8 partial sums of squares to each token's. The tokens are interleaved so that their fma chains overlap (one token's
  * chain alone would bound the loop by the fma latency).
  */
 template <bool kHalf, bool kGamma, bool kHf32, size_t kR>
@@ -62,7 +63,7 @@ HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_
                           float* squares) {
   const D8 d;
   V8 sum[kR];
-  for (size_t r = 0; r < kR; ++r) sum[r] = hn::LoadU(d, squares + r * 8);
+  for (size_t r = 0; r < kR; ++r) sum[r] = hn::Zero(d);  // the chunk's own partials (mhc_pre_kernel.h)
   size_t kk = 0;
   for (; kk + 8 <= kc; kk += 8) {
     const V8 g = kGamma ? hn::LoadU(d, gamma + kk) : hn::Zero(d);  // once for the kR rows (xg may alias it)
@@ -86,7 +87,7 @@ HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_
       std::memcpy(xg + r * chunk + kk, out, rest * sizeof(float));
     }
   }
-  for (size_t r = 0; r < kR; ++r) hn::StoreU(sum[r], d, squares + r * 8);
+  for (size_t r = 0; r < kR; ++r) hn::StoreU(hn::Add(hn::LoadU(d, squares + r * 8), sum[r]), d, squares + r * 8);
 }
 
 /** Stages the chunk of `tokens` tokens, 4 at a time. */

@@ -65,16 +65,18 @@ void mhcPreBlockScalar(const MhcPreProblem& p, int64_t first, int64_t count, flo
 
   for (int64_t k0 = 0; k0 < k; k0 += chunk) {
     const int64_t kc = std::min(chunk, k - k0);
-    for (int64_t t = 0; t < count; ++t) {  // stage xg, advance the sums of squares of raw x
+    for (int64_t t = 0; t < count; ++t) {  // stage xg; the chunk's sums of squares of raw x, added to the token's
+      float chunkSquares[8] = {};
       for (int64_t kk = 0; kk < kc; ++kk) {
         const int64_t column = k0 + kk;
         const float value = loadX(p, (first + t) * k + column);
-        float& partial = squares[t * 8 + column % 8];
+        float& partial = chunkSquares[column % 8];
         partial = std::fma(value, value, partial);
         float scaled = p.gamma != nullptr ? value * p.gamma[column] : value;
         if (p.hf32) scaled = roundToHf32(scaled);
         xg[t * chunk + kk] = scaled;
       }
+      for (int64_t j = 0; j < 8; ++j) squares[t * 8 + j] += chunkSquares[j];
     }
     for (int64_t start = 0, w = 0; start < vectors; start += w) {  // h_mix += this chunk's products
       w = mhcPrePanelVectors(vectors - start);
