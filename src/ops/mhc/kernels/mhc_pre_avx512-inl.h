@@ -131,7 +131,8 @@ HWY_INLINE void StagePairs(const uint16_t* x, size_t k, const float* gamma, size
     StagePairStep<kHalf, kGamma, kHf32, kP>(tail, 0, scale, out, sum);
     for (size_t p = 0; p < kP; ++p) std::memcpy(xg + p * 2 * chunk + 2 * kk, staged[p], 2 * rest * sizeof(float));
   }
-  for (size_t t = 0; t < kT; ++t) _mm256_storeu_ps(squares + t * 8, _mm256_add_ps(_mm256_loadu_ps(squares + t * 8), sum[t]));
+  for (size_t t = 0; t < kT; ++t)
+    _mm256_storeu_ps(squares + t * 8, _mm256_add_ps(_mm256_loadu_ps(squares + t * 8), sum[t]));
 }
 
 /** Stages the chunk of `tokens` tokens, 4 pairs at a time (8 independent chains of squares). */

@@ -55,8 +55,8 @@ HWY_INLINE V8 Scaled(V8 v, V8 gamma) {
 
 /**
  * Stages the chunk of kR tokens (rows `k` elements apart in x, `chunk` apart in xg): xg[kk] for kk < kc, adding
- * the chunk's 8 partial sums of squares to each token's. The tokens are interleaved so that their fma chains overlap (one token's
- * chain alone would bound the loop by the fma latency).
+ * the chunk's 8 partial sums of squares to each token's. The tokens are interleaved so that their fma chains overlap
+ * (one token's chain alone would bound the loop by the fma latency).
  */
 template <bool kHalf, bool kGamma, bool kHf32, size_t kR>
 HWY_INLINE void StageRows(const uint16_t* x, size_t k, const float* gamma, size_t kc, float* xg, size_t chunk,
