@@ -20,8 +20,8 @@ namespace gradkit::kernels::HWY_NAMESPACE {
 /**
  * exp(x) lane by lane. `Ops` provides: V, set(float), add, sub, mul, fma(a, b, c) = a * b + c rounded once,
  * clamp(x, lo, hi) (any value for NaN lanes), scaleByPow2(y, shifted) = y * 2^n1 * 2^n2 where n is the integer
- * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, flushSubnormal(y) = |y| < FLT_MIN ? 0 : y
- * (faFlushSubnormal; NaN lanes any value) and keepNaN(x, y) = isnan(x) ? x : y.
+ * bits(shifted) - bits(1.5 * 2^23), n1 = n >> 1 (arithmetic), n2 = n - n1, zeroBelow(x, limit, y) = x < limit ? 0 : y
+ * (false for NaN x) and keepNaN(x, y) = isnan(x) ? x : y.
  */
 template <class Ops>
 HWY_INLINE typename Ops::V faExp(const Ops& o, typename Ops::V x) {
@@ -35,7 +35,7 @@ HWY_INLINE typename Ops::V faExp(const Ops& o, typename Ops::V x) {
   for (int i = 1; i < kFaExpPolyTerms; ++i) p = o.fma(p, r, o.set(kFaExpPoly[i]));
   V y = o.fma(p, o.mul(r, r), r);
   y = o.add(y, o.set(1.0f));
-  return o.keepNaN(x, o.flushSubnormal(o.scaleByPow2(y, shifted)));
+  return o.keepNaN(x, o.zeroBelow(x, kFaExpLow, o.scaleByPow2(y, shifted)));
 }
 
 /** faExp's operations on the lanes of a Highway vector of tag D. */
@@ -64,6 +64,9 @@ struct FaExpVecOps {
   V flushSubnormal(V y) const {  // faFlushSubnormal
     namespace hn = hwy::HWY_NAMESPACE;
     return hn::IfThenZeroElse(hn::Lt(hn::Abs(y), set(FLT_MIN)), y);
+  }
+  V zeroBelow(V x, float limit, V y) const {
+    return hwy::HWY_NAMESPACE::IfThenZeroElse(hwy::HWY_NAMESPACE::Lt(x, set(limit)), y);
   }
   V keepNaN(V x, V y) const { return hwy::HWY_NAMESPACE::IfThenElse(hwy::HWY_NAMESPACE::IsNaN(x), x, y); }
 };

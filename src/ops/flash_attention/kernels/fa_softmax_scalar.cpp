@@ -44,7 +44,7 @@ struct ScalarOps {
     const int32_t n2 = n - n1;
     return (y * floatOf(static_cast<uint32_t>(n1 + 127) << 23)) * floatOf(static_cast<uint32_t>(n2 + 127) << 23);
   }
-  V flushSubnormal(V y) const { return faFlushSubnormal(y); }
+  V zeroBelow(V x, float limit, V y) const { return x < limit ? 0.0f : y; }
   V keepNaN(V x, V y) const { return std::isnan(x) ? x : y; }
 };
 
