@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "gradkit/float_convert.h"
 #include "ops/fa_kernel_checks.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
+#include "ops/op_test_util.h"
 
 namespace gradkit::test::fa {
 namespace {
@@ -266,6 +268,45 @@ TEST(FaKernelBits, ExpWithinTwoUlpNoSubnormalAndSameInBothTables) {
     EXPECT_EQ(got == 0.0f, x[i] < -87.0f) << x[i] << ": " << got << " vs " << want;
     if (got == 0.0f) continue;
     EXPECT_LE(std::fabs(got - want), 2.0 * ulp) << x[i] << ": " << got << " vs " << want;
+  }
+}
+
+// The native path's rounding of P and dS: every element floatToBf16's bits (nearest even, ties, NaN quieted, Inf,
+// subnormals, both zeros) in both tables on every Highway target with FMA, rows of 0..70 columns with strides.
+TEST(FaKernelBits, RoundRowsToBf16IsFloatToBf16InBothTables) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> uniform(-3.0f, 3.0f);
+  const float specials[] = {NAN,
+                            -NAN,
+                            INFINITY,
+                            -INFINITY,
+                            0.0f,
+                            -0.0f,
+                            FLT_MIN / 3,
+                            -FLT_MIN,
+                            FLT_MAX,
+                            1.0f + 1.0f / 256,
+                            1.0f + 3.0f / 256,
+                            -(1.0f + 1.0f / 256),
+                            3.3895e38f};
+  for (const int64_t cols : {0, 1, 7, 8, 9, 16, 33, 70}) {
+    const int64_t rows = 3, ld = cols + 5, dstLd = cols + 3;
+    std::vector<float> src(static_cast<size_t>(rows * ld));
+    for (float& v : src) v = uniform(rng);
+    for (size_t i = 0; i < std::size(specials) && i < src.size(); ++i) src[(i * 7) % src.size()] = specials[i];
+    std::vector<uint16_t> scalar(static_cast<size_t>(rows * dstLd), 0x1234);
+    kernels::kFaScalarKernels.roundRowsToBf16(src.data(), ld, rows, cols, scalar.data(), dstLd);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < dstLd; ++c) {
+        const uint16_t want = c < cols ? floatToBf16(src[static_cast<size_t>(r * ld + c)]) : uint16_t{0x1234};
+        EXPECT_EQ(scalar[static_cast<size_t>(r * dstLd + c)], want) << cols << " " << r << " " << c;
+      }
+    }
+    test::forEachFmaTarget([&](int64_t target) {
+      std::vector<uint16_t> simd(scalar.size(), 0x1234);
+      kernels::kFaSimdKernels.roundRowsToBf16(src.data(), ld, rows, cols, simd.data(), dstLd);
+      EXPECT_EQ(simd, scalar) << hwy::TargetName(target) << " cols " << cols;
+    });
   }
 }
 

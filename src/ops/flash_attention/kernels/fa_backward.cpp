@@ -269,7 +269,7 @@ class Backward {
       pd = slot.pd;
     }
     if (slot.pd16 != nullptr) {  // the native path multiplies P_d in bf16
-      faRoundRowsToBf16(static_cast<const float*>(pd), ld, rows, cols, slot.pd16, ld);
+      kernels_.roundRowsToBf16(static_cast<const float*>(pd), ld, rows, cols, slot.pd16, ld);
       pd = slot.pd16;
     }
     GemmShape dValue = dValueGemm(dims_);
@@ -302,7 +302,7 @@ class Backward {
 
     const void* dS = slot.ds;
     if (slot.ds16 != nullptr) {  // the native path multiplies dS in bf16
-      faRoundRowsToBf16(slot.ds, ld, rows, cols, slot.ds16, ld);
+      kernels_.roundRowsToBf16(slot.ds, ld, rows, cols, slot.ds16, ld);
       dS = slot.ds16;
     }
     GemmShape dKey = dKeyGemm(dims_);

@@ -115,7 +115,7 @@ void runTile(const FaProblem& p, const FaDropout& dropout, const FaKernelTable& 
   value.ldb = ldv;
   const void* probabilities = slot.s;
   if (slot.p16 != nullptr) {  // the native path multiplies P in bf16
-    faRoundRowsToBf16(slot.s, kCols, t.rows, t.cols, slot.p16, kCols);
+    kernels.roundRowsToBf16(slot.s, kCols, t.rows, t.cols, slot.p16, kCols);
     probabilities = slot.p16;
   }
   kernels.gemm(value, probabilities, v, slot.acc + offset * dv, slot.gemm);

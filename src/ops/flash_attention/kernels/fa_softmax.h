@@ -65,6 +65,9 @@ struct FaKernelTable {
   void (*backwardRows)(const FaBackwardRows& tile);
   void (*exp)(const float* x, float* y, int64_t count);  // faExp element-wise (for tests)
   FaPhiloxBytesFn philoxBytes;
+  /** rows x cols fp32 values (row stride ld) rounded to bf16 bits at dst (row stride dstLd): floatToBf16 (nearest
+   *  even, NaN kept quiet), what the native path feeds its products (P, dS). */
+  void (*roundRowsToBf16)(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd);
 };
 
 /** Highway kernels (dynamic dispatch). */
@@ -74,6 +77,9 @@ extern const FaKernelTable kFaScalarKernels;
 
 /** The table the entry points use: scalar when GRADKIT_FORCE_SCALAR is set, else SIMD. */
 const FaKernelTable& faKernels();
+
+/** kFaSimdKernels.roundRowsToBf16: Highway on x86 from AVX2 on, else faRoundRowsToBf16 (fa_tile.h); same bits. */
+void faRoundRowsToBf16Simd(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd);
 
 /** The scalar FaPhiloxBytesFn. */
 void faPhiloxBytesScalar(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, uint8_t* out);

@@ -12,11 +12,14 @@
 #include <cstring>
 #include <limits>
 
+#include "core/hwy_lanes-inl.h"
 #include "core/philox.h"
+#include "gradkit/float_convert.h"
 #include "hwy/highway.h"
 #include "ops/flash_attention/kernels/fa_exp-inl.h"
 #include "ops/flash_attention/kernels/fa_run.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
+#include "ops/flash_attention/kernels/fa_tile.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace gradkit::kernels::HWY_NAMESPACE {
@@ -138,8 +141,22 @@ bool PhiloxBytes(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, 
   return true;
 }
 
+bool RoundRowsToBf16(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd) {
+  const hn::ScalableTag<float> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = src + r * ld;
+    uint16_t* out = dst + r * dstLd;
+    int64_t c = 0;
+    for (; c + lanes <= cols; c += lanes) StoreNarrowBits<false>(d, hn::LoadU(d, in + c), out + c);
+    for (; c < cols; ++c) out[c] = floatToBf16(in[c]);
+  }
+  return true;
+}
+
 #else
 
+bool RoundRowsToBf16(const float*, int64_t, int64_t, int64_t, uint16_t*, int64_t) { return false; }
 bool PhiloxBytes(const FaDropout&, uint64_t, int64_t, uint8_t*) { return false; }
 bool ForwardRows(const FaForwardRows&) { return false; }  // the caller runs the scalar kernel
 bool BackwardRows(const FaBackwardRows&) { return false; }
@@ -157,6 +174,7 @@ HWY_EXPORT(ForwardRows);
 HWY_EXPORT(BackwardRows);
 HWY_EXPORT(ExpN);
 HWY_EXPORT(PhiloxBytes);
+HWY_EXPORT(RoundRowsToBf16);
 
 namespace {
 
@@ -182,7 +200,13 @@ void philoxBytesSimd(const FaDropout& dropout, uint64_t firstBlock, int64_t bloc
 
 }  // namespace
 
-const FaKernelTable kFaSimdKernels{faRunGemm, forwardRowsSimd, backwardRowsSimd, expSimd, philoxBytesSimd};
+void faRoundRowsToBf16Simd(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd) {
+  if (HWY_DYNAMIC_DISPATCH(RoundRowsToBf16)(src, ld, rows, cols, dst, dstLd)) return;
+  faRoundRowsToBf16(src, ld, rows, cols, dst, dstLd);
+}
+
+const FaKernelTable kFaSimdKernels{faRunGemm, forwardRowsSimd, backwardRowsSimd,
+                                   expSimd,   philoxBytesSimd, faRoundRowsToBf16Simd};
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE

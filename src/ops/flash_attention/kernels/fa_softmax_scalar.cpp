@@ -11,6 +11,7 @@
 #include "ops/flash_attention/kernels/fa_exp-inl.h"
 #include "ops/flash_attention/kernels/fa_run.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
+#include "ops/flash_attention/kernels/fa_tile.h"
 
 namespace gradkit::kernels {
 namespace {
@@ -127,8 +128,8 @@ float newRowMax(float m, float t, float* alpha) {
 
 }  // namespace fa_detail
 
-const FaKernelTable kFaScalarKernels{faRunGemmScalar, forwardRowsScalar, backwardRowsScalar, expScalar,
-                                     faPhiloxBytesScalar};
+const FaKernelTable kFaScalarKernels{faRunGemmScalar, forwardRowsScalar,   backwardRowsScalar,
+                                     expScalar,       faPhiloxBytesScalar, faRoundRowsToBf16};
 
 const FaKernelTable& faKernels() { return chooseKernels(kFaSimdKernels, kFaScalarKernels); }
 

@@ -101,7 +101,7 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
     }
     const void* probabilities = slot.s;
     if (slot.p16 != nullptr) {
-      faRoundRowsToBf16(slot.s, kSmlaKeyTile, p.n1, keys, slot.p16, kSmlaKeyTile);
+      table.roundRowsToBf16(slot.s, kSmlaKeyTile, p.n1, keys, slot.p16, kSmlaKeyTile);
       probabilities = slot.p16;
     }
     table.gemm(valueShape(p, keys), probabilities, slot.keys, slot.o, slot.gemmScratch);

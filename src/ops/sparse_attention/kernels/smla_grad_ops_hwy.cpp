@@ -88,17 +88,11 @@ bool RoundToIo(aclDataType ioType, const float* src, int64_t count, uint16_t* ds
   return true;
 }
 
-bool RoundRowsToBf16(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd) {
-  for (int64_t r = 0; r < rows; ++r) RoundTyped<false>(src + r * ld, cols, dst + r * dstLd);
-  return true;
-}
-
 #else  // no SIMD steps for this target: the caller runs the scalar ones
 
 bool ScoreGradients(const float*, float*, int64_t, float, float*) { return false; }
 bool IoDot(aclDataType, const uint16_t*, const uint16_t*, int64_t, float*) { return false; }
 bool RoundToIo(aclDataType, const float*, int64_t, uint16_t*) { return false; }
-bool RoundRowsToBf16(const float*, int64_t, int64_t, int64_t, uint16_t*, int64_t) { return false; }
 
 #endif
 
@@ -111,7 +105,6 @@ namespace gradkit::kernels {
 HWY_EXPORT(ScoreGradients);
 HWY_EXPORT(IoDot);
 HWY_EXPORT(RoundToIo);
-HWY_EXPORT(RoundRowsToBf16);
 
 namespace {
 
@@ -136,15 +129,10 @@ void roundToIoSimd(aclDataType ioType, const float* src, int64_t count, uint16_t
   if (!HWY_DYNAMIC_DISPATCH(RoundToIo)(ioType, src, count, dst)) kSmlaGradScalarOps.roundToIo(ioType, src, count, dst);
 }
 
-void roundRowsToBf16Simd(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd) {
-  if (!HWY_DYNAMIC_DISPATCH(RoundRowsToBf16)(src, ld, rows, cols, dst, dstLd)) {
-    kSmlaGradScalarOps.roundRowsToBf16(src, ld, rows, cols, dst, dstLd);
-  }
-}
-
 }  // namespace
 
-const SmlaGradOps kSmlaGradSimdOps{scoreGradientsSimd, ioDotSimd, keyGradientsSimd, roundToIoSimd, roundRowsToBf16Simd};
+const SmlaGradOps kSmlaGradSimdOps{scoreGradientsSimd, ioDotSimd, keyGradientsSimd, roundToIoSimd,
+                                   faRoundRowsToBf16Simd};  // flash attention's (fa_softmax.h)
 
 }  // namespace gradkit::kernels
 #endif  // HWY_ONCE
