@@ -12,6 +12,7 @@
 
 #include "ops/fa_kernel_test_util.h"
 #include "ops/flash_attention/kernels/fa_softmax.h"
+#include "ops/op_test_util.h"
 
 namespace gradkit::test::fa {
 
@@ -154,27 +155,29 @@ inline std::vector<unsigned char> outputBytes(const FaData& x, bool backward) {
 
 inline void checkBits(const FaCase& c, const std::string& name) {
   std::vector<unsigned char> forward, backward;
-  for (int table = 0; table < 2; ++table) {
-    for (int threads : {1, 2, 3}) {
-      auto data = makeData(c);
-      FaData& x = *data;
-      const kernels::FaKernelTable& kernels = table == 0 ? kernels::kFaSimdKernels : kernels::kFaScalarKernels;
-      runForward(x, threads, kernels);
-      // The backward runs from the kernel's own forward: its statistics and out.
-      x.givenMax = x.softmaxMax;
-      x.givenSum = x.softmaxSum;
-      std::memcpy(x.attentionIn.bytes.data(), x.out.bytes.data(), x.out.bytes.size());  // cases: dtype == outDtype
-      runBackward(x, threads, kernels);
-      const auto f = outputBytes(x, false), b = outputBytes(x, true);
-      if (forward.empty()) {
-        forward = f;
-        backward = b;
-        continue;
-      }
-      EXPECT_TRUE(f == forward) << name << " forward, table " << table << ", " << threads << " threads";
-      EXPECT_TRUE(b == backward) << name << " backward, table " << table << ", " << threads << " threads";
+  const auto check = [&](const kernels::FaKernelTable& kernels, int threads, const std::string& table) {
+    auto data = makeData(c);
+    FaData& x = *data;
+    runForward(x, threads, kernels);
+    // The backward runs from the kernel's own forward: its statistics and out.
+    x.givenMax = x.softmaxMax;
+    x.givenSum = x.softmaxSum;
+    std::memcpy(x.attentionIn.bytes.data(), x.out.bytes.data(), x.out.bytes.size());  // cases: dtype == outDtype
+    runBackward(x, threads, kernels);
+    const auto f = outputBytes(x, false), b = outputBytes(x, true);
+    if (forward.empty()) {
+      forward = f;
+      backward = b;
+      return;
     }
-  }
+    EXPECT_TRUE(f == forward) << name << " forward, " << table << ", " << threads << " threads";
+    EXPECT_TRUE(b == backward) << name << " backward, " << table << ", " << threads << " threads";
+  };
+  for (int threads : {1, 2, 3}) check(kernels::kFaScalarKernels, threads, "scalar table");
+  // The SIMD table on every Highway target with FMA this CPU runs (an AVX-512 host checks its AVX2 kernels too).
+  forEachFmaTarget([&](int64_t target) {
+    for (int threads : {1, 2, 3}) check(kernels::kFaSimdKernels, threads, hwy::TargetName(target));
+  });
 }
 
 /** The bits cases: one (batch, kv head) whose backward splits its keys into chunks, with a band, slopes, dropout. */
