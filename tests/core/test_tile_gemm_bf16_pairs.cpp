@@ -129,7 +129,7 @@ TEST(TileGemmBf16Pairs, KernelMatchesEmulationBits) {
   uint32_t seed = 1;
   for (const bool transA : {false, true}) {
     for (const bool transB : {false, true}) {
-      for (const int64_t m : {1, 5, 12, 13, 40}) {
+      for (const int64_t m : {1, 5, 12, 13, 16, 19, 40}) {  // 13..19: two balanced row blocks
         for (const int64_t n : {1, 16, 17, 33, 70}) {
           for (const int64_t k : {1, 2, 31, 32, 33, 66}) {
             for (const int64_t pad : {0, 3}) {
