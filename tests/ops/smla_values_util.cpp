@@ -6,6 +6,7 @@
 
 #include "core/tile_path.h"
 #include "ops/compressor_test_util.h"
+#include "ops/sparse_attention/kernels/smla_grad_ops.h"
 #include "ops/sparse_attention/smla_plan.h"
 #include "ops/sparse_attention/smla_sizes.h"
 
@@ -368,6 +369,8 @@ Result runPlan(Data& d, TilePath path, GemmSums sums, const kernels::FaKernelTab
   plan.problem.tileSums = sums;
   plan.schedule = kernels::smlaForwardSchedule(plan.problem, threads);
   plan.schedule.kernels = &table;
+  plan.schedule.steps =
+      &table == &kernels::kFaScalarKernels ? &kernels::kSmlaGradScalarOps : &kernels::kSmlaGradSimdOps;
   plan.scratch = plan.workspace.book("test scratch", kernels::smlaScratchBytes(plan.schedule));
   const auto workspace = alignedBuffer(plan.workspace.totalBytes());
   EXPECT_EQ(plan.run(workspace.get()), ACLNN_SUCCESS);

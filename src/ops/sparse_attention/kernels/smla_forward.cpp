@@ -14,6 +14,7 @@
 #include "core/tile_gemm.h"
 #include "gradkit/float_convert.h"
 #include "ops/flash_attention/kernels/fa_tile.h"
+#include "ops/sparse_attention/kernels/smla_grad_ops.h"
 #include "ops/sparse_attention/kernels/smla_keys.h"
 #include "ops/sparse_attention/kernels/smla_operands.h"
 
@@ -66,8 +67,9 @@ SmlaSlot carveSlot(const SmlaProblem& p, FaArena& arena) {
 }
 
 /** Query row `token` of batch b (row i of it): out and lse of its n1 heads. */
-void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForwardIo& io, int64_t b, int64_t i,
+void forwardRow(const SmlaProblem& p, const SmlaSchedule& schedule, const SmlaForwardIo& io, int64_t b, int64_t i,
                 int64_t token, const SmlaSlot& slot) {
+  const FaKernelTable& table = *schedule.kernels;
   const aclDataType type = smlaProductType(p);
   const int64_t rowElements = p.n1 * p.d;
   auto* out = static_cast<uint16_t*>(io.out) + token * rowElements;
@@ -113,10 +115,11 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
   }
   for (int64_t n = 0; n < p.n1; ++n) {
     const float l = slot.rowSum[n];
-    const float* o = slot.o + n * p.d;
-    for (int64_t e = 0; e < p.d; ++e) out[n * p.d + e] = smlaFloatToIo(p.ioType, o[e] / l);
+    float* o = slot.o + n * p.d;
+    for (int64_t e = 0; e < p.d; ++e) o[e] = o[e] / l;  // vector divisions: the bits of each o[e] / l
     if (lse != nullptr) lse[n] = slot.rowMax[n] + std::log(l);
   }
+  schedule.steps->roundToIo(p.ioType, slot.o, rowElements, out);
 }
 
 }  // namespace
@@ -124,6 +127,7 @@ void forwardRow(const SmlaProblem& p, const FaKernelTable& table, const SmlaForw
 SmlaSchedule smlaForwardSchedule(const SmlaProblem& problem, int threads) {
   SmlaSchedule schedule;
   schedule.kernels = &faKernels();
+  schedule.steps = &smlaGradOps();
   schedule.threads = static_cast<int>(std::clamp<int64_t>(problem.tokens, 1, std::max(1, threads)));
   FaArena counter(nullptr);
   carveSlot(problem, counter);
@@ -136,7 +140,6 @@ size_t smlaScratchBytes(const SmlaSchedule& schedule) {
 }
 
 void smlaForward(const SmlaProblem& p, const SmlaSchedule& schedule, const SmlaForwardIo& io, void* scratch) {
-  const FaKernelTable& table = *schedule.kernels;
   std::atomic<int64_t> next{0};
   parallelFor(schedule.threads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t w = begin; w < end; ++w) {
@@ -151,7 +154,7 @@ void smlaForward(const SmlaProblem& p, const SmlaSchedule& schedule, const SmlaF
           if (io.lse != nullptr) std::fill(io.lse + token * p.n1, io.lse + (token + 1) * p.n1, 0.0f);
           continue;
         }
-        forwardRow(p, table, io, b, i, token, slot);
+        forwardRow(p, schedule, io, b, i, token, slot);
       }
     }
   });

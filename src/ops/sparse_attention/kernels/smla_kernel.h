@@ -75,8 +75,11 @@ struct SmlaForwardIo {
   float* lse = nullptr;          // [tokens][n1] or null
 };
 
+struct SmlaGradOps;
+
 struct SmlaSchedule {
   const FaKernelTable* kernels = nullptr;
+  const SmlaGradOps* steps = nullptr;  // the forward: the output's rounding (roundToIo), shared with the backward
   int threads = 1;
   size_t slotBytes = 0;  // one worker's scratch
 };
