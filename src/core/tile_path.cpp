@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/isa_limit.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -66,6 +68,7 @@ TilePathChoice chooseBf16(ProductEngine engine) {
   if (request == Request::NativePairs) {
     return {TilePath::NativeBf16, "forced by GRADKIT_TILE=native-pairs", GemmSums::Bf16Pairs};
   }
+  if (isaLimitedBelowAvx512()) return {TilePath::Highway, "GRADKIT_ISA=avx2: no AVX512-BF16, no AMX" + ignored};
   if (!f.amxBf16 && !f.avx512bf16) {
     return {TilePath::Highway, "the CPU has no bf16 products: no AVX512-BF16, no AMX-BF16" + ignored};
   }
@@ -79,7 +82,7 @@ TilePathChoice chooseBf16(ProductEngine engine) {
 }  // namespace
 
 const CpuMatrixFeatures& cpuMatrixFeatures() {
-  static const CpuMatrixFeatures features = detect();
+  static const CpuMatrixFeatures features = isaLimitedBelowAvx512() ? CpuMatrixFeatures{} : detect();
   return features;
 }
 

@@ -33,7 +33,7 @@ struct CpuMatrixFeatures {
   bool amxFp16 = false;
 };
 
-/** Detected once per process. */
+/** Detected once per process; all absent under GRADKIT_ISA=avx2 (core/isa_limit.h). */
 const CpuMatrixFeatures& cpuMatrixFeatures();
 
 /** Which product kernel an op's path decides for: TileGemm (small tiles on the calling thread: flash attention) or

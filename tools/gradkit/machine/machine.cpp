@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/gemm.h"
+#include "core/isa_limit.h"
 #include "core/parallel.h"
 #include "gradkit/float_convert.h"
 #include "machine/stream_copy.h"
@@ -39,11 +40,13 @@ void sliceOf(int64_t count, int threads, int t, int64_t& begin, int64_t& end) {
 }  // namespace
 
 std::string isaName() {
+  applyIsaLimit();
   // Highway numbers better targets with lower bits; the lowest bit of (CPU-supported & compiled)
   // is what HWY_DYNAMIC_DISPATCH picks.
   const int64_t usable = hwy::SupportedTargets() & HWY_TARGETS;
-  if (usable == 0) return "SCALAR";
-  return hwy::TargetName(usable & -usable);
+  const std::string limit = *isaLimitName() != '\0' ? std::string(" (GRADKIT_ISA=") + isaLimitName() + ")" : "";
+  if (usable == 0) return "SCALAR" + limit;
+  return hwy::TargetName(usable & -usable) + limit;
 }
 
 double measureCopyBandwidthGBps() {
