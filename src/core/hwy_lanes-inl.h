@@ -9,6 +9,9 @@
 #define GRADKIT_CORE_HWY_LANES_INL_H_
 #endif
 
+#include <cstdint>
+
+#include "gradkit/float_convert.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -100,6 +103,18 @@ HWY_INLINE void StoreNarrowBits(D d, hwy::HWY_NAMESPACE::Vec<D> v, uint16_t* to)
   } else {
     hn::StoreU(NarrowBits<kHalf>(d, v), d16, to);
   }
+}
+
+/** count floats at `from` rounded to 16-bit floats at `to` (floatToHalf / floatToBf16 bits): whole vectors of
+ *  StoreNarrowBits, then the rest one by one. FLOAT16 (kHalf) only where kExactHalf. */
+template <bool kHalf>
+HWY_INLINE void NarrowRow(const float* from, int64_t count, uint16_t* to) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::ScalableTag<float> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t e = 0;
+  for (; e + lanes <= count; e += lanes) StoreNarrowBits<kHalf>(d, hn::LoadU(d, from + e), to + e);
+  for (; e < count; ++e) to[e] = kHalf ? floatToHalf(from[e]) : floatToBf16(from[e]);
 }
 
 }  // namespace gradkit::kernels::HWY_NAMESPACE

@@ -15,7 +15,6 @@
 
 #include "core/hwy_lanes-inl.h"
 #include "core/philox.h"
-#include "gradkit/float_convert.h"
 #include "hwy/highway.h"
 #include "ops/flash_attention/kernels/fa_exp-inl.h"
 #include "ops/flash_attention/kernels/fa_run.h"
@@ -228,15 +227,7 @@ bool PhiloxBytes(const FaDropout& dropout, uint64_t firstBlock, int64_t blocks, 
 }
 
 bool RoundRowsToBf16(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t dstLd) {
-  const hn::ScalableTag<float> d;
-  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = src + r * ld;
-    uint16_t* out = dst + r * dstLd;
-    int64_t c = 0;
-    for (; c + lanes <= cols; c += lanes) StoreNarrowBits<false>(d, hn::LoadU(d, in + c), out + c);
-    for (; c < cols; ++c) out[c] = floatToBf16(in[c]);
-  }
+  for (int64_t r = 0; r < rows; ++r) NarrowRow<false>(src + r * ld, cols, dst + r * dstLd);
   return true;
 }
 

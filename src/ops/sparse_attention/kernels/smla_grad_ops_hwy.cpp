@@ -24,7 +24,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using D8 = hn::FixedTag<float, kFaStripes>;
 using V8 = hn::Vec<D8>;
-using DF = hn::ScalableTag<float>;
 
 /** The stripes in `part` summed by the tree after the tail [from, count) was added lane by lane (stripe j mod 8). */
 template <class Term>
@@ -70,20 +69,11 @@ bool IoDot(aclDataType ioType, const uint16_t* x, const uint16_t* y, int64_t cou
   return true;
 }
 
-template <bool kHalf>
-HWY_INLINE void RoundTyped(const float* src, int64_t count, uint16_t* dst) {
-  const DF d;
-  const auto n = static_cast<int64_t>(hn::Lanes(d));
-  int64_t e = 0;
-  for (; e + n <= count; e += n) StoreNarrowBits<kHalf>(d, hn::LoadU(d, src + e), dst + e);
-  for (; e < count; ++e) dst[e] = smlaFloatToIo(kHalf ? ACL_FLOAT16 : ACL_BF16, src[e]);
-}
-
 bool RoundToIo(aclDataType ioType, const float* src, int64_t count, uint16_t* dst) {
   if (ioType == ACL_BF16) {
-    RoundTyped<false>(src, count, dst);
+    NarrowRow<false>(src, count, dst);
   } else {
-    RoundTyped<true>(src, count, dst);
+    NarrowRow<true>(src, count, dst);
   }
   return true;
 }
