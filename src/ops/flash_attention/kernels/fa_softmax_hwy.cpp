@@ -43,8 +43,35 @@ using V16 = hn::Vec<D16>;
 constexpr int64_t kWide = 0;  // no 16-float vectors on this target
 #endif
 
-/** The stripe max step of fa_softmax.h on 8 stripes at once. */
-HWY_INLINE V8 MaxStep(V8 top, V8 v) { return hn::IfThenElse(hn::Or(hn::Gt(v, top), hn::IsNaN(v)), v, top); }
+/** The stripe max step of fa_softmax.h on 8 stripes at once: v holds the next 8 columns. */
+HWY_INLINE V8 JoinMax(V8 top, V8 v) { return hn::IfThenElse(hn::Or(hn::Gt(v, top), hn::IsNaN(v)), v, top); }
+/** The stripe sums' step: v holds the next 8 columns. */
+HWY_INLINE V8 JoinSum(V8 sum, V8 v) { return hn::Add(sum, v); }
+#if HWY_TARGET <= HWY_AVX3
+/** The same steps for 16 columns: the low half's 8, then the high half's. */
+HWY_INLINE V8 JoinMax(V8 top, V16 v) { return JoinMax(JoinMax(top, hn::LowerHalf(D8(), v)), hn::UpperHalf(D8(), v)); }
+HWY_INLINE V8 JoinSum(V8 sum, V16 v) { return JoinSum(JoinSum(sum, hn::LowerHalf(D8(), v)), hn::UpperHalf(D8(), v)); }
+#endif
+
+/** Columns [j, j + Lanes(d)) of kR rows: scaled in place, joined to their stripe maxima. */
+template <size_t kR, class D>
+HWY_INLINE void ScaleMaxStep(D d, float* const* rows, int64_t j, float scale, V8* top) {
+  for (size_t i = 0; i < kR; ++i) {
+    const auto v = hn::Mul(hn::LoadU(d, rows[i] + j), hn::Set(d, scale));
+    hn::StoreU(v, d, rows[i] + j);
+    top[i] = JoinMax(top[i], v);
+  }
+}
+
+/** Columns [j, j + Lanes(d)) of kR rows: replaced by exp(s - m[i]), joined to their stripe sums. */
+template <size_t kR, class D>
+HWY_INLINE void ExpSumStep(D d, float* const* rows, int64_t j, const float* m, V8* sum) {
+  for (size_t i = 0; i < kR; ++i) {
+    const auto e = FaExpVec(d, hn::Sub(hn::LoadU(d, rows[i] + j), hn::Set(d, m[i])));
+    hn::StoreU(e, d, rows[i] + j);
+    sum[i] = JoinSum(sum[i], e);
+  }
+}
 
 /**
  * kR rows at once (their chains overlap in the core; each row's stripes still see its columns in order): columns
@@ -52,51 +79,30 @@ HWY_INLINE V8 MaxStep(V8 top, V8 v) { return hn::IfThenElse(hn::Or(hn::Gt(v, top
  */
 template <size_t kR>
 HWY_INLINE void ScaleMaxRows(float* const* rows, int64_t wide, int64_t full, float scale, V8* top) {
-  const D8 d;
-  for (size_t i = 0; i < kR; ++i) top[i] = hn::Set(d, -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i < kR; ++i) top[i] = hn::Set(D8(), -std::numeric_limits<float>::infinity());
   int64_t j = 0;
 #if HWY_TARGET <= HWY_AVX3
-  const D16 d16;
-  for (; j < wide; j += kWide) {
-    for (size_t i = 0; i < kR; ++i) {
-      const V16 v = hn::Mul(hn::LoadU(d16, rows[i] + j), hn::Set(d16, scale));
-      hn::StoreU(v, d16, rows[i] + j);
-      top[i] = MaxStep(MaxStep(top[i], hn::LowerHalf(d, v)), hn::UpperHalf(d, v));
-    }
-  }
+  for (; j < wide; j += kWide) ScaleMaxStep<kR>(D16(), rows, j, scale, top);
 #endif
-  for (; j < full; j += kFaStripes) {
-    for (size_t i = 0; i < kR; ++i) {
-      const V8 v = hn::Mul(hn::LoadU(d, rows[i] + j), hn::Set(d, scale));
-      hn::StoreU(v, d, rows[i] + j);
-      top[i] = MaxStep(top[i], v);
-    }
-  }
+  for (; j < full; j += kFaStripes) ScaleMaxStep<kR>(D8(), rows, j, scale, top);
 }
 
 /** kR rows at once: columns [0, full) of rows[i] replaced by exp(s - m[i]), their stripe sums into sum[i]. */
 template <size_t kR>
 HWY_INLINE void ExpSumRows(float* const* rows, int64_t wide, int64_t full, const float* m, V8* sum) {
-  const D8 d;
-  for (size_t i = 0; i < kR; ++i) sum[i] = hn::Zero(d);
+  for (size_t i = 0; i < kR; ++i) sum[i] = hn::Zero(D8());
   int64_t j = 0;
 #if HWY_TARGET <= HWY_AVX3
-  const D16 d16;
-  for (; j < wide; j += kWide) {
-    for (size_t i = 0; i < kR; ++i) {
-      const V16 e = FaExpVec(d16, hn::Sub(hn::LoadU(d16, rows[i] + j), hn::Set(d16, m[i])));
-      hn::StoreU(e, d16, rows[i] + j);
-      sum[i] = hn::Add(hn::Add(sum[i], hn::LowerHalf(d, e)), hn::UpperHalf(d, e));
-    }
-  }
+  for (; j < wide; j += kWide) ExpSumStep<kR>(D16(), rows, j, m, sum);
 #endif
-  for (; j < full; j += kFaStripes) {
-    for (size_t i = 0; i < kR; ++i) {
-      const V8 e = Exp8(hn::Sub(hn::LoadU(d, rows[i] + j), hn::Set(d, m[i])));
-      hn::StoreU(e, d, rows[i] + j);
-      sum[i] = hn::Add(sum[i], e);
-    }
-  }
+  for (; j < full; j += kFaStripes) ExpSumStep<kR>(D8(), rows, j, m, sum);
+}
+
+/** Columns [0, Lanes(d)) at s: P = flush(exp(s * scale - m) / l), fa_softmax.h's backward step. */
+template <class D>
+HWY_INLINE void BackwardStep(D d, float* s, float scale, float m, float l) {
+  const auto v = hn::Sub(hn::Mul(hn::LoadU(d, s), hn::Set(d, scale)), hn::Set(d, m));
+  hn::StoreU(FaExpVecOps<D>{}.flushSubnormal(hn::Div(FaExpVec(d, v), hn::Set(d, l))), d, s);
 }
 
 bool ForwardRows(const FaForwardRows& t) {
@@ -144,33 +150,21 @@ bool ForwardRows(const FaForwardRows& t) {
 }
 
 bool BackwardRows(const FaBackwardRows& t) {
-  const D8 d;
   const int64_t full = t.cols / kFaStripes * kFaStripes;
-  const V8 scale = hn::Set(d, t.scale);
+  const int64_t wide = kWide == 0 ? 0 : t.cols / kWide * kWide;
   for (int64_t r = 0; r < t.rows; ++r) {
     float* s = t.s + r * t.ld;
-    const float m = t.rowMax[r];
+    const float m = t.rowMax[r], l = t.rowSum[r];
     if (m == -FLT_MAX) {  // a fully masked row: P = 0 (backwardTail's rule)
-      fa_detail::backwardTail(s, 0, t.cols, t.scale, m, t.rowSum[r]);
+      fa_detail::backwardTail(s, 0, t.cols, t.scale, m, l);
       continue;
     }
-    const V8 mv = hn::Set(d, m);
-    const V8 lv = hn::Set(d, t.rowSum[r]);
     int64_t j = 0;
 #if HWY_TARGET <= HWY_AVX3
-    const D16 d16;
-    const int64_t wide = t.cols / kWide * kWide;
-    for (; j < wide; j += kWide) {
-      const V16 v = hn::Sub(hn::Mul(hn::LoadU(d16, s + j), hn::Set(d16, t.scale)), hn::Set(d16, m));
-      const V16 p = hn::Div(FaExpVec(d16, v), hn::Set(d16, t.rowSum[r]));
-      hn::StoreU(FaExpVecOps<D16>{}.flushSubnormal(p), d16, s + j);
-    }
+    for (; j < wide; j += kWide) BackwardStep(D16(), s + j, t.scale, m, l);
 #endif
-    for (; j < full; j += kFaStripes) {
-      const V8 v = hn::Sub(hn::Mul(hn::LoadU(d, s + j), scale), mv);
-      hn::StoreU(FaExpVecOps<D8>{}.flushSubnormal(hn::Div(Exp8(v), lv)), d, s + j);
-    }
-    fa_detail::backwardTail(s, full, t.cols, t.scale, m, t.rowSum[r]);
+    for (; j < full; j += kFaStripes) BackwardStep(D8(), s + j, t.scale, m, l);
+    fa_detail::backwardTail(s, full, t.cols, t.scale, m, l);
   }
   return true;
 }
