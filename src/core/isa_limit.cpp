@@ -9,15 +9,18 @@
 namespace gradkit {
 namespace {
 
-enum class Limit { None, Avx2, Avx3 };
+/** GRADKIT_ISA as read once: its name ("" for no limit) and the best Highway target it allows (0: any). */
+struct Limit {
+  const char* name = "";
+  int64_t bestTarget = 0;
+};
 
-Limit requested() {
+const Limit& requested() {
   static const Limit limit = [] {
     const char* value = std::getenv("GRADKIT_ISA");
-    if (value == nullptr) return Limit::None;
-    if (std::strcmp(value, "avx2") == 0) return Limit::Avx2;
-    if (std::strcmp(value, "avx3") == 0) return Limit::Avx3;
-    return Limit::None;
+    if (value != nullptr && std::strcmp(value, "avx2") == 0) return Limit{"avx2", HWY_AVX2};
+    if (value != nullptr && std::strcmp(value, "avx3") == 0) return Limit{"avx3", HWY_AVX3};
+    return Limit{};
   }();
   return limit;
 }
@@ -26,33 +29,18 @@ Limit requested() {
 
 void applyIsaLimit() {
   static const bool applied = [] {
-#if HWY_ARCH_X86
-    if (requested() == Limit::None) return false;
-    // Highway numbers better targets with lower bits: keep the requested target and every lesser one.
-    const int64_t best = requested() == Limit::Avx2 ? HWY_AVX2 : HWY_AVX3;
+    const int64_t best = requested().bestTarget;
     const int64_t supported = hwy::SupportedTargets();
-    if ((supported & best) == 0) return false;  // the CPU cannot run it: no change
+    if ((supported & best) == 0) return false;  // no limit, or one the CPU cannot run: no change
+    // Highway numbers better targets with lower bits: keep the requested target and every lesser one.
     hwy::SetSupportedTargetsForTest(supported & ~(best - 1));
     return true;
-#else
-    return false;
-#endif
   }();
   (void)applied;
 }
 
-bool isaLimitedBelowAvx512() { return requested() == Limit::Avx2; }
+bool isaLimitedBelowAvx512() { return requested().bestTarget == HWY_AVX2; }
 
-const char* isaLimitName() {
-  switch (requested()) {
-    case Limit::Avx2:
-      return "avx2";
-    case Limit::Avx3:
-      return "avx3";
-    case Limit::None:
-      break;
-  }
-  return "";
-}
+const char* isaLimitName() { return requested().name; }
 
 }  // namespace gradkit
