@@ -39,8 +39,6 @@ HWY_INLINE V8 Exp8(V8 x) { return FaExpVec(D8(), x); }
 constexpr int64_t kWide = 2 * kFaStripes;
 using D16 = hn::FixedTag<float, kWide>;
 using V16 = hn::Vec<D16>;
-#else
-constexpr int64_t kWide = 0;  // no 16-float vectors on this target
 #endif
 
 /** The stripe max step of fa_softmax.h on 8 stripes at once: v holds the next 8 columns. */
@@ -74,28 +72,17 @@ HWY_INLINE void ExpSumStep(D d, float* const* rows, int64_t j, const float* m, V
 }
 
 /**
- * kR rows at once (their chains overlap in the core; each row's stripes still see its columns in order): columns
- * [0, full) of rows[i] scaled in place, their stripe maxima into top[i].
+ * step(d, j) over the whole 8-column groups of a row of `cols` (the rest is the scalar steps'): 16 columns at a time
+ * (d of 16 lanes) where vectors hold 16 floats, then 8.
  */
-template <size_t kR>
-HWY_INLINE void ScaleMaxRows(float* const* rows, int64_t wide, int64_t full, float scale, V8* top) {
-  for (size_t i = 0; i < kR; ++i) top[i] = hn::Set(D8(), -std::numeric_limits<float>::infinity());
+template <class Step>
+HWY_INLINE void ForEachColumnStep(int64_t cols, const Step& step) {
+  const int64_t full = cols / kFaStripes * kFaStripes;
   int64_t j = 0;
 #if HWY_TARGET <= HWY_AVX3
-  for (; j < wide; j += kWide) ScaleMaxStep<kR>(D16(), rows, j, scale, top);
+  for (; j + kWide <= full; j += kWide) step(D16(), j);
 #endif
-  for (; j < full; j += kFaStripes) ScaleMaxStep<kR>(D8(), rows, j, scale, top);
-}
-
-/** kR rows at once: columns [0, full) of rows[i] replaced by exp(s - m[i]), their stripe sums into sum[i]. */
-template <size_t kR>
-HWY_INLINE void ExpSumRows(float* const* rows, int64_t wide, int64_t full, const float* m, V8* sum) {
-  for (size_t i = 0; i < kR; ++i) sum[i] = hn::Zero(D8());
-  int64_t j = 0;
-#if HWY_TARGET <= HWY_AVX3
-  for (; j < wide; j += kWide) ExpSumStep<kR>(D16(), rows, j, m, sum);
-#endif
-  for (; j < full; j += kFaStripes) ExpSumStep<kR>(D8(), rows, j, m, sum);
+  for (; j < full; j += kFaStripes) step(D8(), j);
 }
 
 /** Columns [0, Lanes(d)) at s: P = flush(exp(s * scale - m) / l), fa_softmax.h's backward step. */
@@ -109,16 +96,16 @@ bool ForwardRows(const FaForwardRows& t) {
   const D8 d;
   const float inf = std::numeric_limits<float>::infinity();
   const int64_t full = t.cols / kFaStripes * kFaStripes;
-  const int64_t wide = kWide == 0 ? 0 : t.cols / kWide * kWide;
   HWY_ALIGN float part[kFaStripes];
   for (int64_t r0 = 0; r0 < t.rows; r0 += 2) {
     const int64_t count = std::min<int64_t>(2, t.rows - r0);
     float* rows[2] = {t.s + r0 * t.ld, t.s + (r0 + count - 1) * t.ld};
-    V8 top[2], sum[2];
+    // Two rows at once where there are two: their dependent stripe chains overlap in the core.
+    V8 top[2] = {hn::Set(d, -inf), hn::Set(d, -inf)}, sum[2] = {hn::Zero(d), hn::Zero(d)};
     if (count == 2) {
-      ScaleMaxRows<2>(rows, wide, full, t.scale, top);
+      ForEachColumnStep(t.cols, [&](auto dj, int64_t j) { ScaleMaxStep<2>(dj, rows, j, t.scale, top); });
     } else {
-      ScaleMaxRows<1>(rows, wide, full, t.scale, top);
+      ForEachColumnStep(t.cols, [&](auto dj, int64_t j) { ScaleMaxStep<1>(dj, rows, j, t.scale, top); });
     }
     float m[2];
     bool live[2] = {false, false};
@@ -132,10 +119,11 @@ bool ForwardRows(const FaForwardRows& t) {
       if (!live[i]) std::fill(rows[i], rows[i] + t.cols, 0.0f);
     }
     if (count == 2 && live[0] && live[1]) {
-      ExpSumRows<2>(rows, wide, full, m, sum);
+      ForEachColumnStep(t.cols, [&](auto dj, int64_t j) { ExpSumStep<2>(dj, rows, j, m, sum); });
     } else {
       for (int64_t i = 0; i < count; ++i) {
-        if (live[i]) ExpSumRows<1>(rows + i, wide, full, m + i, sum + i);
+        if (!live[i]) continue;
+        ForEachColumnStep(t.cols, [&](auto dj, int64_t j) { ExpSumStep<1>(dj, rows + i, j, m + i, sum + i); });
       }
     }
     for (int64_t i = 0; i < count; ++i) {
@@ -151,7 +139,6 @@ bool ForwardRows(const FaForwardRows& t) {
 
 bool BackwardRows(const FaBackwardRows& t) {
   const int64_t full = t.cols / kFaStripes * kFaStripes;
-  const int64_t wide = kWide == 0 ? 0 : t.cols / kWide * kWide;
   for (int64_t r = 0; r < t.rows; ++r) {
     float* s = t.s + r * t.ld;
     const float m = t.rowMax[r], l = t.rowSum[r];
@@ -159,11 +146,7 @@ bool BackwardRows(const FaBackwardRows& t) {
       fa_detail::backwardTail(s, 0, t.cols, t.scale, m, l);
       continue;
     }
-    int64_t j = 0;
-#if HWY_TARGET <= HWY_AVX3
-    for (; j < wide; j += kWide) BackwardStep(D16(), s + j, t.scale, m, l);
-#endif
-    for (; j < full; j += kFaStripes) BackwardStep(D8(), s + j, t.scale, m, l);
+    ForEachColumnStep(t.cols, [&](auto dj, int64_t j) { BackwardStep(dj, s + j, t.scale, m, l); });
     fa_detail::backwardTail(s, full, t.cols, t.scale, m, l);
   }
   return true;
